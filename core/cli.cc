@@ -21,6 +21,19 @@ const char kExitCodesHelp[] =
     "     unsafe manifest entries, a command not built yet)\n"
     "  3  environment (a server unreachable, a required library absent, an I/O error)\n";
 
+const char kNotBuiltGroup[] = "Not built yet";
+
+std::string_view NotBuiltCommand(const CLI::App& root) {
+  const CLI::App* app = &root;
+  for (;;) {
+    auto subs = app->get_subcommands();
+    if (subs.empty()) break;
+    app = subs.front();
+  }
+  if (app != &root && app->get_group() == kNotBuiltGroup) return app->get_name();
+  return {};
+}
+
 std::string_view CutoverVersion() { return CUTOVER_VERSION; }
 
 void SetCommand(CLI::App* sub, CommandContext& ctx, CommandFn fn) {
@@ -30,8 +43,9 @@ void SetCommand(CLI::App* sub, CommandContext& ctx, CommandFn fn) {
 
 CLI::App* AddNotBuilt(CLI::App& parent, CommandContext& ctx, const std::string& name,
                       const std::string& description) {
-  CLI::App* sub = parent.add_subcommand(name, description + " (not built yet)");
-  sub->prefix_command();
+  CLI::App* sub = parent.add_subcommand(name, description);
+  sub->group(kNotBuiltGroup);
+  sub->allow_extras();
   std::string full = parent.get_name() + " " + name;
   SetCommand(sub, ctx, [full]() -> Result<int> {
     return Status::Unimplemented("cutover " + full + " is not built yet");

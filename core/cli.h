@@ -42,6 +42,13 @@ struct CommandContext {
 // The exit-code table appended to every --help.
 extern const char kExitCodesHelp[];
 
+// The help group of commands not built yet.
+extern const char kNotBuiltGroup[];
+
+// When a parse failed inside a command that is not built yet, its name (so main() can say that
+// instead of complaining about its arguments); otherwise empty.
+std::string_view NotBuiltCommand(const CLI::App& root);
+
 // The version string printed by --version.
 std::string_view CutoverVersion();
 

@@ -51,6 +51,11 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (std::string_view name = NotBuiltCommand(app); !name.empty()) {
+      std::fprintf(stderr, "cutover: '%.*s' is not built yet\n", static_cast<int>(name.size()),
+                   name.data());
+      return 2;
+    }
     std::fprintf(stderr, "cutover: %s\n", e.what());
     std::fprintf(stderr, "Run with --help for usage.\n");
     return 2;
