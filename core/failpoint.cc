@@ -13,7 +13,7 @@
 
 namespace cutover::failpoint {
 
-bool g_armed = false;
+std::atomic<bool> g_armed{false};
 
 namespace {
 
@@ -27,45 +27,69 @@ struct Point {
   std::atomic<long> hits{0};
 };
 
-std::mutex g_mu;
-// Points are never freed once published, so Hit can read them without the lock after start-up
-// configuration; Configure from tests runs while no other thread hits points.
-std::vector<std::unique_ptr<Point>>* g_points = new std::vector<std::unique_ptr<Point>>();
+// One armed set, immutable once published. A replaced set and its points are never freed: a Hit
+// racing with Configure may still be reading them, and tests configure only a few times.
+struct PointSet {
+  std::vector<Point*> points;
+};
+
+// Constant-initialized, so a point hit during another file's static initialization is safe.
+std::atomic<const PointSet*> g_set{nullptr};
+std::mutex g_configure_mu;
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Parses a decimal integer >= `min`; false when `text` is anything else.
+bool ParseLong(std::string_view text, long min, long* out) {
+  if (text.empty() || text.size() > 18) return false;
+  long v = 0;
+  for (char c : text) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  if (v < min) return false;
+  *out = v;
+  return true;
+}
 
 Status ParseEntry(std::string_view entry, Point* p) {
   size_t start = 0;
   int field = 0;
-  while (start <= entry.size()) {
+  bool have_action = false;
+  auto set_action = [&](Action a) -> Status {
+    if (have_action) {
+      return Status::InvalidArgument("failpoint " + p->name + ": more than one action");
+    }
+    have_action = true;
+    p->action = a;
+    return Status::Ok();
+  };
+  for (;;) {
     size_t colon = entry.find(':', start);
-    std::string_view part = entry.substr(start, colon == std::string_view::npos
-                                                    ? std::string_view::npos
-                                                    : colon - start);
+    std::string_view part = entry.substr(
+        start, colon == std::string_view::npos ? std::string_view::npos : colon - start);
     if (field == 0) {
       if (part.empty()) return Status::InvalidArgument("failpoint entry with an empty name");
       p->name = std::string(part);
     } else if (part.rfind("after=", 0) == 0) {
-      std::string n(part.substr(6));
-      char* end = nullptr;
-      long v = std::strtol(n.c_str(), &end, 10);
-      if (n.empty() || *end != '\0' || v < 1) {
+      if (!ParseLong(part.substr(6), 1, &p->after)) {
         return Status::InvalidArgument("failpoint " + p->name + ": after= needs an integer >= 1");
       }
-      p->after = v;
     } else if (part == "kill") {
-      p->action = Action::kKill;
+      CUTOVER_RETURN_IF_ERROR(set_action(Action::kKill));
     } else if (part == "abort") {
-      p->action = Action::kAbort;
+      CUTOVER_RETURN_IF_ERROR(set_action(Action::kAbort));
     } else if (part == "error") {
-      p->action = Action::kError;
+      CUTOVER_RETURN_IF_ERROR(set_action(Action::kError));
     } else if (part.rfind("sleep=", 0) == 0) {
-      std::string n(part.substr(6));
-      char* end = nullptr;
-      long v = std::strtol(n.c_str(), &end, 10);
-      if (n.empty() || *end != '\0' || v < 0) {
+      if (!ParseLong(part.substr(6), 0, &p->sleep_ms)) {
         return Status::InvalidArgument("failpoint " + p->name + ": sleep= needs milliseconds");
       }
-      p->action = Action::kSleep;
-      p->sleep_ms = v;
+      CUTOVER_RETURN_IF_ERROR(set_action(Action::kSleep));
     } else {
       return Status::InvalidArgument("failpoint " + p->name + ": unknown option '" +
                                      std::string(part) + "'");
@@ -75,6 +99,14 @@ Status ParseEntry(std::string_view entry, Point* p) {
     start = colon + 1;
   }
   return Status::Ok();
+}
+
+Point* Find(const PointSet* set, std::string_view name) {
+  if (set == nullptr) return nullptr;
+  for (Point* p : set->points) {
+    if (p->name == name) return p;
+  }
+  return nullptr;
 }
 
 struct EnvLoader {
@@ -96,48 +128,56 @@ EnvLoader g_env_loader;
 }  // namespace
 
 Status Configure(const std::string& spec) {
-  std::vector<std::unique_ptr<Point>> points;
+  auto set = std::make_unique<PointSet>();
+  std::vector<std::unique_ptr<Point>> owned;
   size_t start = 0;
-  while (start < spec.size()) {
+  while (start <= spec.size()) {
     size_t comma = spec.find(',', start);
-    std::string_view entry(spec.data() + start,
-                           (comma == std::string::npos ? spec.size() : comma) - start);
+    std::string_view entry = Trim(std::string_view(spec).substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start));
     if (!entry.empty()) {
       auto p = std::make_unique<Point>();
       CUTOVER_RETURN_IF_ERROR(ParseEntry(entry, p.get()));
-      points.push_back(std::move(p));
+      for (const auto& q : owned) {
+        if (q->name == p->name) {
+          return Status::InvalidArgument("failpoint " + p->name + ": named twice");
+        }
+      }
+      owned.push_back(std::move(p));
     }
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  std::lock_guard<std::mutex> lock(g_mu);
-  // Old points are leaked on purpose: a racing Hit may still hold one.
-  for (auto& p : *g_points) (void)p.release();
-  *g_points = std::move(points);
-  g_armed = !g_points->empty();
+  for (auto& p : owned) set->points.push_back(p.release());
+  std::lock_guard<std::mutex> lock(g_configure_mu);
+  const bool armed = !set->points.empty();
+  // Replaced sets stay reachable from here (so leak checkers stay quiet) and are never freed.
+  static auto* retired = new std::vector<const PointSet*>();
+  const PointSet* old = g_set.exchange(set.release(), std::memory_order_acq_rel);
+  if (old != nullptr) retired->push_back(old);
+  g_armed.store(armed, std::memory_order_release);
   return Status::Ok();
 }
 
 bool Hit(std::string_view name) {
-  Point* point = nullptr;
-  for (auto& p : *g_points) {
-    if (p->name == name) {
-      point = p.get();
-      break;
-    }
-  }
+  Point* point = Find(g_set.load(std::memory_order_acquire), name);
   if (point == nullptr) return false;
   long n = point->hits.fetch_add(1) + 1;
   if (n < point->after) return false;
   switch (point->action) {
     case Action::kKill:
-      if (n == point->after) ::kill(::getpid(), SIGKILL);
+      if (n == point->after) {
+        ::kill(::getpid(), SIGKILL);
+        std::_Exit(137);  // not reached: SIGKILL cannot be caught
+      }
       return false;
     case Action::kAbort:
       if (n == point->after) std::abort();
       return false;
     case Action::kSleep:
-      if (n == point->after) std::this_thread::sleep_for(std::chrono::milliseconds(point->sleep_ms));
+      if (n == point->after) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(point->sleep_ms));
+      }
       return false;
     case Action::kError:
       return true;
@@ -146,11 +186,8 @@ bool Hit(std::string_view name) {
 }
 
 long HitCount(std::string_view name) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  for (auto& p : *g_points) {
-    if (p->name == name) return p->hits.load();
-  }
-  return 0;
+  const Point* point = Find(g_set.load(std::memory_order_acquire), name);
+  return point == nullptr ? 0 : point->hits.load();
 }
 
 }  // namespace cutover::failpoint
