@@ -30,7 +30,9 @@ function(cutover_tests name)
   target_link_libraries(${name} PRIVATE cutover_gtest_main)
   gtest_discover_tests(${name}
     PROPERTIES LABELS ${ARG_LABEL} TIMEOUT ${ARG_TIMEOUT}
-    ENVIRONMENT "CUTOVER_SOURCE_DIR=${PROJECT_SOURCE_DIR};CUTOVER_BINARY_DIR=${PROJECT_BINARY_DIR}"
+    # Two variables: gtest_discover_tests splits a ';' list, so the second goes in a modification.
+    ENVIRONMENT "CUTOVER_SOURCE_DIR=${PROJECT_SOURCE_DIR}"
+    ENVIRONMENT_MODIFICATION "CUTOVER_BINARY_DIR=set:${PROJECT_BINARY_DIR}"
     DISCOVERY_TIMEOUT 60)
 endfunction()
 
