@@ -3,7 +3,8 @@
 namespace cutover {
 
 void AddCanaryCommand(CLI::App& root, CommandContext& ctx) {
-  CLI::App* cmd = root.add_subcommand("canary", "Drive a gray-release cutover on a load balancer, judged by metrics");
+  CLI::App* cmd = root.add_subcommand(
+      "canary", "Drive a gray-release cutover on a load balancer, judged by metrics");
   cmd->require_subcommand(1);
   cmd->footer(kExitCodesHelp);
   AddNotBuilt(*cmd, ctx, "start", "Run a rollout");

@@ -1,0 +1,727 @@
+#include "canary/spec.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <set>
+#include <span>
+#include <utility>
+
+#include <yaml-cpp/yaml.h>
+
+#include "core/file_util.h"
+
+namespace cutover::canary {
+namespace {
+
+std::string Fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string JoinKeys(std::span<const std::string_view> keys) {
+  std::string out;
+  for (std::string_view k : keys) {
+    if (!out.empty()) out += ", ";
+    out += k;
+  }
+  return out;
+}
+
+std::string Sub(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : path + "." + std::string(key);
+}
+
+std::string Index(const std::string& path, size_t i) {
+  return path + "[" + std::to_string(i) + "]";
+}
+
+// Walks the YAML tree, collecting errors with their marks. Every accessor reports its own
+// error and returns nullopt, so one pass finds every problem.
+class SpecParser {
+ public:
+  explicit SpecParser(std::string_view file) : file_(file) {}
+
+  const std::vector<std::string>& errors() const { return errors_; }
+
+  void Error(const YAML::Mark& mark, const std::string& path, const std::string& msg) {
+    std::string where = file_;
+    if (mark.line >= 0) {
+      where += ":" + std::to_string(mark.line + 1) + ":" + std::to_string(mark.column + 1);
+    }
+    errors_.push_back(where + ": " + (path.empty() ? msg : path + ": " + msg));
+  }
+  void Error(const YAML::Node& node, const std::string& path, const std::string& msg) {
+    Error(node.Mark(), path, msg);
+  }
+
+  // True when `node` is a mapping; reports unknown and duplicate keys.
+  bool Map(const YAML::Node& node, const std::string& path,
+           std::span<const std::string_view> allowed) {
+    if (!node.IsMap()) {
+      Error(node, path, "must be a mapping");
+      return false;
+    }
+    std::set<std::string> seen;
+    for (const auto& kv : node) {
+      const YAML::Node key = kv.first;
+      std::string k = key.IsScalar() ? key.Scalar() : "?";
+      if (!key.IsScalar()) {
+        Error(key, path, "keys must be plain names");
+      } else if (std::find(allowed.begin(), allowed.end(), k) == allowed.end()) {
+        Error(key, Sub(path, k), "unknown key (expected one of: " + JoinKeys(allowed) + ")");
+      } else if (!seen.insert(k).second) {
+        Error(key, Sub(path, k), "duplicate key");
+      }
+    }
+    return true;
+  }
+
+  // The value under `key`, or an undefined node. Reports a missing required key at `map`.
+  YAML::Node Get(const YAML::Node& map, const std::string& path, const char* key, bool required) {
+    YAML::Node v = map[key];
+    if (!v.IsDefined() || v.IsNull()) {
+      if (required) Error(map, Sub(path, key), "required");
+      return YAML::Node(YAML::NodeType::Undefined);
+    }
+    return v;
+  }
+
+  std::optional<std::string> String(const YAML::Node& map, const std::string& path, const char* key,
+                                    bool required) {
+    YAML::Node v = Get(map, path, key, required);
+    if (!v.IsDefined()) return std::nullopt;
+    if (!v.IsScalar()) {
+      Error(v, Sub(path, key), "must be a string");
+      return std::nullopt;
+    }
+    if (v.Scalar().empty()) {
+      Error(v, Sub(path, key), "must not be empty");
+      return std::nullopt;
+    }
+    return v.Scalar();
+  }
+
+  std::optional<double> Number(const YAML::Node& map, const std::string& path, const char* key,
+                               bool required) {
+    YAML::Node v = Get(map, path, key, required);
+    if (!v.IsDefined()) return std::nullopt;
+    double d = 0;
+    bool ok = v.IsScalar() && YAML::convert<double>::decode(v, d);
+    if (!ok || !std::isfinite(d)) {
+      Error(v, Sub(path, key), "must be a finite number, got " + Show(v));
+      return std::nullopt;
+    }
+    return d;
+  }
+
+  std::optional<int64_t> Int(const YAML::Node& map, const std::string& path, const char* key,
+                             bool required, int64_t lo, int64_t hi) {
+    YAML::Node v = Get(map, path, key, required);
+    if (!v.IsDefined()) return std::nullopt;
+    int64_t i = 0;
+    if (!v.IsScalar() || !YAML::convert<int64_t>::decode(v, i)) {
+      Error(v, Sub(path, key), "must be an integer, got " + Show(v));
+      return std::nullopt;
+    }
+    if (i < lo || i > hi) {
+      std::string range = hi == INT64_MAX
+                              ? "must be >= " + std::to_string(lo)
+                              : "must be " + std::to_string(lo) + ".." + std::to_string(hi);
+      Error(v, Sub(path, key), range + ", got " + std::to_string(i));
+      return std::nullopt;
+    }
+    return i;
+  }
+
+  // A duration; zero allowed only when `allow_zero`.
+  std::optional<Millis> Duration(const YAML::Node& map, const std::string& path, const char* key,
+                                 bool required, bool allow_zero) {
+    YAML::Node v = Get(map, path, key, required);
+    if (!v.IsDefined()) return std::nullopt;
+    if (!v.IsScalar()) {
+      Error(v, Sub(path, key), "must be a duration such as 30s or 2m");
+      return std::nullopt;
+    }
+    Result<Millis> d = ParseSpecDuration(v.Scalar());
+    if (!d.ok()) {
+      Error(v, Sub(path, key), d.status().message());
+      return std::nullopt;
+    }
+    if (!allow_zero && d->count() == 0) {
+      Error(v, Sub(path, key), "must be above 0");
+      return std::nullopt;
+    }
+    return *d;
+  }
+
+  // One of `choices`.
+  std::optional<std::string> Enum(const YAML::Node& map, const std::string& path, const char* key,
+                                  bool required, std::span<const std::string_view> choices) {
+    std::optional<std::string> s = String(map, path, key, required);
+    if (!s) return std::nullopt;
+    if (std::find(choices.begin(), choices.end(), *s) == choices.end()) {
+      Error(map[key], Sub(path, key), "must be one of " + JoinKeys(choices) + ", got " + *s);
+      return std::nullopt;
+    }
+    return s;
+  }
+
+  std::optional<std::vector<std::string>> StringList(const YAML::Node& map, const std::string& path,
+                                                     const char* key, bool required) {
+    YAML::Node v = Get(map, path, key, required);
+    if (!v.IsDefined()) return std::nullopt;
+    if (!v.IsSequence() || v.size() == 0) {
+      Error(v, Sub(path, key), "must be a non-empty list of names");
+      return std::nullopt;
+    }
+    std::vector<std::string> out;
+    std::set<std::string> seen;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const YAML::Node& e = v[i];
+      if (!e.IsScalar() || e.Scalar().empty()) {
+        Error(e, Index(Sub(path, key), i), "must be a name");
+        continue;
+      }
+      if (!seen.insert(e.Scalar()).second) {
+        Error(e, Index(Sub(path, key), i), "duplicate name " + e.Scalar());
+        continue;
+      }
+      out.push_back(e.Scalar());
+    }
+    return out;
+  }
+
+  // Checks the placeholders of the template under `key` against `allowed`.
+  void Placeholders(const YAML::Node& map, const std::string& path, const char* key,
+                    const std::string& tmpl, std::span<const std::string_view> allowed) {
+    Result<std::vector<std::string>> names = TemplatePlaceholders(tmpl);
+    if (!names.ok()) {
+      Error(map[key], Sub(path, key), names.status().message());
+      return;
+    }
+    for (const std::string& n : *names) {
+      if (std::find(allowed.begin(), allowed.end(), n) == allowed.end()) {
+        Error(map[key], Sub(path, key),
+              "unknown placeholder {{" + n + "}} (allowed here: " + JoinKeys(allowed) + ")");
+      }
+    }
+  }
+
+ private:
+  static std::string Show(const YAML::Node& v) {
+    if (v.IsScalar()) return v.Scalar();
+    if (v.IsSequence()) return "a list";
+    if (v.IsMap()) return "a mapping";
+    return "nothing";
+  }
+
+  std::string file_;
+  std::vector<std::string> errors_;
+};
+
+bool UsesPlaceholder(const std::string& tmpl, std::string_view name) {
+  Result<std::vector<std::string>> names = TemplatePlaceholders(tmpl);
+  if (!names.ok()) return true;  // the malformed template is reported on its own
+  return std::find(names->begin(), names->end(), name) != names->end();
+}
+
+constexpr std::string_view kTopKeys[] = {"apiVersion", "name",     "traffic",  "metrics",
+                                         "steps",      "analysis", "capacity", "hooks"};
+constexpr std::string_view kProviders[] = {"haproxy", "nginx", "command"};
+constexpr std::string_view kHaproxyKeys[] = {"provider", "socket",   "address",
+                                             "backend",  "baseline", "canary"};
+constexpr std::string_view kNginxKeys[] = {"provider", "upstream_file", "upstream",      "baseline",
+                                           "canary",   "test_command",  "reload_command"};
+constexpr std::string_view kCommandKeys[] = {"provider", "set_weight", "get_weight",
+                                             "timeout",  "baseline",   "canary"};
+constexpr std::string_view kMetricsKeys[] = {"provider", "url", "timeout", "step"};
+constexpr std::string_view kMetricProviders[] = {"prometheus"};
+constexpr std::string_view kStepKeys[] = {"weight", "hold", "pause"};
+constexpr std::string_view kPauseKeys[] = {"duration"};
+constexpr std::string_view kAnalysisKeys[] = {"interval",           "min_requests",
+                                              "requests",           "failure_limit",
+                                              "inconclusive_limit", "consecutive_error_limit",
+                                              "on_inconclusive",    "checks"};
+constexpr std::string_view kOnInconclusive[] = {"rollback", "pause"};
+constexpr std::string_view kCheckKeys[] = {"name",        "query", "max",      "min",
+                                           "vs_baseline", "worse", "aggregate"};
+constexpr std::string_view kVsBaselineKeys[] = {"max_ratio", "min_ratio", "test", "confidence",
+                                                "min_samples"};
+constexpr std::string_view kWorse[] = {"higher", "lower"};
+constexpr std::string_view kAggregates[] = {"mean", "median", "max", "min", "last"};
+constexpr std::string_view kTests[] = {"mann-whitney"};
+constexpr std::string_view kCapacityKeys[] = {"query", "min", "max"};
+constexpr std::string_view kHooksKeys[] = {"pre_step", "confirm_promotion", "on_rollback"};
+constexpr std::string_view kHookKeys[] = {"url", "command", "timeout"};
+
+void ParseTraffic(SpecParser& p, const YAML::Node& n, TrafficSpec& t) {
+  const std::string path = "traffic";
+  if (!n.IsMap()) {
+    p.Error(n, path, "must be a mapping");
+    return;
+  }
+  std::optional<std::string> provider = p.Enum(n, path, "provider", true, kProviders);
+  if (!provider) return;
+  if (*provider == "haproxy") {
+    t.provider = TrafficProvider::kHaproxy;
+    p.Map(n, path, kHaproxyKeys);
+    auto socket = p.String(n, path, "socket", false);
+    auto address = p.String(n, path, "address", false);
+    if (socket.has_value() == address.has_value()) {
+      p.Error(n, path, "give exactly one of socket (a unix socket path) or address (host:port)");
+    }
+    t.socket = socket.value_or("");
+    t.address = address.value_or("");
+    t.backend = p.String(n, path, "backend", true).value_or("");
+  } else if (*provider == "nginx") {
+    t.provider = TrafficProvider::kNginx;
+    p.Map(n, path, kNginxKeys);
+    t.upstream_file = p.String(n, path, "upstream_file", true).value_or("");
+    t.upstream = p.String(n, path, "upstream", true).value_or("");
+    t.test_command = p.String(n, path, "test_command", false).value_or(t.test_command);
+    t.reload_command = p.String(n, path, "reload_command", false).value_or(t.reload_command);
+  } else {
+    t.provider = TrafficProvider::kCommand;
+    p.Map(n, path, kCommandKeys);
+    if (auto set = p.String(n, path, "set_weight", true)) {
+      t.set_weight = *set;
+      p.Placeholders(n, path, "set_weight", *set, kCommandPlaceholders);
+      if (!UsesPlaceholder(*set, "weight")) {
+        p.Error(n["set_weight"], Sub(path, "set_weight"), "must use {{weight}}");
+      }
+    }
+    if (auto get = p.String(n, path, "get_weight", false)) {
+      t.get_weight = *get;
+      p.Placeholders(n, path, "get_weight", *get, kCommandPlaceholders);
+    }
+    t.timeout = p.Duration(n, path, "timeout", false, false).value_or(t.timeout);
+  }
+  t.baseline = p.StringList(n, path, "baseline", true).value_or(std::vector<std::string>{});
+  t.canary = p.StringList(n, path, "canary", true).value_or(std::vector<std::string>{});
+  for (const std::string& c : t.canary) {
+    if (std::find(t.baseline.begin(), t.baseline.end(), c) != t.baseline.end()) {
+      p.Error(n["canary"], "traffic.canary", c + " is also in traffic.baseline");
+    }
+  }
+}
+
+void ParseMetrics(SpecParser& p, const YAML::Node& n, MetricsSpec& m) {
+  const std::string path = "metrics";
+  if (!p.Map(n, path, kMetricsKeys)) return;
+  m.provider = p.Enum(n, path, "provider", true, kMetricProviders).value_or(m.provider);
+  if (auto url = p.String(n, path, "url", true)) {
+    if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0) {
+      p.Error(n["url"], "metrics.url", "must start with http:// or https://, got " + *url);
+    }
+    m.url = *url;
+  }
+  m.timeout = p.Duration(n, path, "timeout", false, false).value_or(m.timeout);
+  m.step = p.Duration(n, path, "step", false, false).value_or(m.step);
+}
+
+void ParseSteps(SpecParser& p, const YAML::Node& n, std::vector<StepSpec>& steps) {
+  const std::string path = "steps";
+  if (!n.IsSequence() || n.size() == 0) {
+    p.Error(n, path, "must be a non-empty list of steps");
+    return;
+  }
+  bool any_weight = false;
+  for (size_t i = 0; i < n.size(); ++i) {
+    const YAML::Node& s = n[i];
+    const std::string sp = Index(path, i);
+    if (!p.Map(s, sp, kStepKeys)) continue;
+    StepSpec step;
+    step.line = s.Mark().line + 1;
+    const bool has_pause = s["pause"].IsDefined();
+    const bool has_weight = s["weight"].IsDefined();
+    if (has_pause == has_weight) {
+      p.Error(s, sp, "a step is either {weight, hold} or {pause: {...}}");
+      continue;
+    }
+    if (has_pause) {
+      step.kind = StepSpec::Kind::kPause;
+      if (s["hold"].IsDefined()) p.Error(s["hold"], sp + ".hold", "a pause step has no hold");
+      const YAML::Node& pause = s["pause"];
+      if (pause.IsNull()) {  // a null node's mark is the next token's: point at the step
+        p.Error(s, sp + ".pause",
+                "must be a mapping: {} waits for promote, "
+                "{duration: 10m} waits that long");
+        continue;
+      }
+      if (!p.Map(pause, sp + ".pause", kPauseKeys)) continue;
+      step.pause = p.Duration(pause, sp + ".pause", "duration", false, false);
+    } else {
+      any_weight = true;
+      step.kind = StepSpec::Kind::kWeight;
+      step.weight = static_cast<int>(p.Int(s, sp, "weight", true, 0, 100).value_or(0));
+      step.hold = p.Duration(s, sp, "hold", false, true).value_or(Millis{0});
+    }
+    steps.push_back(step);
+  }
+  if (!any_weight && !steps.empty()) p.Error(n, path, "needs at least one weight step");
+}
+
+void ParseCheck(SpecParser& p, const YAML::Node& n, const std::string& path, CheckSpec& c) {
+  if (!p.Map(n, path, kCheckKeys)) return;
+  c.name = p.String(n, path, "name", true).value_or("");
+  if (auto q = p.String(n, path, "query", true)) {
+    c.query = *q;
+    p.Placeholders(n, path, "query", *q, kCheckPlaceholders);
+  }
+  CheckBounds& b = c.bounds;
+  b.max = p.Number(n, path, "max", false);
+  b.min = p.Number(n, path, "min", false);
+  if (b.max && b.min && *b.min > *b.max) {
+    p.Error(n["min"], path + ".min", "must not be above max (" + Fmt(*b.max) + ")");
+  }
+  if (auto w = p.Enum(n, path, "worse", false, kWorse)) {
+    b.worse = *w == "lower" ? Worse::kLower : Worse::kHigher;
+  }
+  if (auto a = p.Enum(n, path, "aggregate", false, kAggregates)) {
+    static constexpr Aggregate kValues[] = {Aggregate::kMean, Aggregate::kMedian, Aggregate::kMax,
+                                            Aggregate::kMin, Aggregate::kLast};
+    for (size_t i = 0; i < std::size(kAggregates); ++i) {
+      if (*a == kAggregates[i]) b.aggregate = kValues[i];
+    }
+  }
+  const YAML::Node vs = n["vs_baseline"];
+  if (vs.IsDefined()) {
+    const std::string vp = path + ".vs_baseline";
+    if (p.Map(vs, vp, kVsBaselineKeys)) {
+      c.vs_baseline = true;
+      b.max_ratio = p.Number(vs, vp, "max_ratio", false);
+      b.min_ratio = p.Number(vs, vp, "min_ratio", false);
+      for (const char* k : {"max_ratio", "min_ratio"}) {
+        std::optional<double> r = std::string_view(k) == "max_ratio" ? b.max_ratio : b.min_ratio;
+        if (r && *r <= 0) p.Error(vs[k], vp + "." + k, "must be above 0, got " + Fmt(*r));
+      }
+      if (b.max_ratio && b.min_ratio && *b.min_ratio > *b.max_ratio) {
+        p.Error(vs["min_ratio"], vp + ".min_ratio",
+                "must not be above max_ratio (" + Fmt(*b.max_ratio) + ")");
+      }
+      if (p.Enum(vs, vp, "test", false, kTests)) b.test = StatTest::kMannWhitney;
+      const bool test_given = vs["test"].IsDefined();
+      if (auto conf = p.Number(vs, vp, "confidence", false)) {
+        if (!test_given) {
+          p.Error(vs["confidence"], vp + ".confidence", "only applies with test: mann-whitney");
+        } else if (*conf <= 0.5 || *conf >= 1) {
+          p.Error(vs["confidence"], vp + ".confidence",
+                  "must be between 0.5 and 1 (exclusive), got " + Fmt(*conf));
+        } else {
+          b.confidence = *conf;  // also kept when the test name was wrong
+        }
+      }
+      if (auto ms = p.Int(vs, vp, "min_samples", false, 3, 100000)) {
+        if (!test_given) {
+          p.Error(vs["min_samples"], vp + ".min_samples", "only applies with test: mann-whitney");
+        } else {
+          b.min_samples = static_cast<int>(*ms);
+        }
+      }
+      if (b.test != StatTest::kNone) {
+        // A test that can never reach its level would hold every interval as inconclusive.
+        const double alpha = (1 - b.confidence) / 2;
+        if (MinAttainablePValue(b.min_samples, b.min_samples) > alpha) {
+          int k = b.min_samples;
+          while (MinAttainablePValue(k, k) > alpha) ++k;
+          p.Error(vs["min_samples"].IsDefined() ? vs["min_samples"] : vs, vp + ".min_samples",
+                  "with " + std::to_string(b.min_samples) +
+                      " samples per side no result can fail at confidence " + Fmt(b.confidence) +
+                      "; use at least " + std::to_string(k));
+        }
+      }
+      if (!b.max_ratio && !b.min_ratio && b.test == StatTest::kNone) {
+        p.Error(vs, vp, "needs max_ratio, min_ratio or test");
+      }
+      if (!c.query.empty() && !UsesPlaceholder(c.query, "servers")) {
+        p.Error(n["query"], path + ".query",
+                "vs_baseline needs {{servers}} in the query (it runs once per side)");
+      }
+    }
+  }
+  if (!b.max && !b.min && !c.vs_baseline && n.IsMap() && !vs.IsDefined()) {
+    p.Error(n, path, "needs at least one bound: max, min or vs_baseline");
+  }
+}
+
+void ParseAnalysis(SpecParser& p, const YAML::Node& n, const MetricsSpec& metrics,
+                   AnalysisSpec& a) {
+  const std::string path = "analysis";
+  if (!p.Map(n, path, kAnalysisKeys)) return;
+  a.interval = p.Duration(n, path, "interval", true, false).value_or(Millis{0});
+  a.min_requests = p.Int(n, path, "min_requests", true, 0, INT64_MAX).value_or(0);
+  if (auto r = p.String(n, path, "requests", a.min_requests > 0)) {
+    a.requests = *r;
+    p.Placeholders(n, path, "requests", *r, kCheckPlaceholders);
+    if (!UsesPlaceholder(*r, "servers")) {
+      p.Error(n["requests"], path + ".requests", "needs {{servers}} (it runs once per side)");
+    }
+  }
+  AnalysisPolicy& pol = a.policy;
+  pol.failure_limit =
+      static_cast<int>(p.Int(n, path, "failure_limit", false, 1, 1000).value_or(pol.failure_limit));
+  pol.inconclusive_limit = static_cast<int>(
+      p.Int(n, path, "inconclusive_limit", false, 1, 1000).value_or(pol.inconclusive_limit));
+  pol.consecutive_error_limit =
+      static_cast<int>(p.Int(n, path, "consecutive_error_limit", false, 1, 1000)
+                           .value_or(pol.consecutive_error_limit));
+  if (auto on = p.Enum(n, path, "on_inconclusive", false, kOnInconclusive)) {
+    pol.on_inconclusive = *on == "rollback" ? OnInconclusive::kRollback : OnInconclusive::kPause;
+  }
+  const YAML::Node checks = p.Get(n, path, "checks", true);
+  if (!checks.IsDefined()) return;
+  if (!checks.IsSequence() || checks.size() == 0) {
+    p.Error(checks, path + ".checks", "must be a non-empty list of checks");
+    return;
+  }
+  std::set<std::string> names;
+  for (size_t i = 0; i < checks.size(); ++i) {
+    const std::string cp = Index(path + ".checks", i);
+    CheckSpec c;
+    ParseCheck(p, checks[i], cp, c);
+    c.bounds.min_requests = a.min_requests;
+    if (!c.name.empty() && !names.insert(c.name).second) {
+      p.Error(checks[i]["name"], cp + ".name", "duplicate check name " + c.name);
+    }
+    // The test needs min_samples scrape steps inside one interval.
+    if (c.bounds.test != StatTest::kNone && a.interval.count() > 0 &&
+        a.interval.count() / metrics.step.count() < c.bounds.min_samples) {
+      const YAML::Node vs = checks[i]["vs_baseline"];
+      p.Error(vs, cp + ".vs_baseline",
+              "mann-whitney needs " + std::to_string(c.bounds.min_samples) +
+                  " samples per interval: analysis.interval " + PromDuration(a.interval) +
+                  " holds only " + std::to_string(a.interval.count() / metrics.step.count()) +
+                  " at metrics.step " + PromDuration(metrics.step));
+    }
+    a.checks.push_back(std::move(c));
+  }
+}
+
+void ParseCapacity(SpecParser& p, const YAML::Node& n, CapacitySpec& c) {
+  const std::string path = "capacity";
+  if (!p.Map(n, path, kCapacityKeys)) return;
+  if (auto q = p.String(n, path, "query", true)) {
+    c.query = *q;
+    p.Placeholders(n, path, "query", *q, kCapacityPlaceholders);
+  }
+  c.min = p.Number(n, path, "min", false);
+  c.max = p.Number(n, path, "max", false);
+  if (!c.min && !c.max) p.Error(n, path, "needs min or max");
+}
+
+std::optional<HookSpec> ParseHook(SpecParser& p, const YAML::Node& hooks, const char* key) {
+  const YAML::Node n = hooks[key];
+  if (!n.IsDefined()) return std::nullopt;
+  const std::string path = std::string("hooks.") + key;
+  if (!p.Map(n, path, kHookKeys)) return std::nullopt;
+  HookSpec h;
+  auto url = p.String(n, path, "url", false);
+  auto command = p.String(n, path, "command", false);
+  if (url.has_value() == command.has_value()) {
+    p.Error(n, path, "give exactly one of url (HTTP POST) or command");
+  }
+  if (url) {
+    if (url->rfind("http://", 0) != 0 && url->rfind("https://", 0) != 0) {
+      p.Error(n["url"], path + ".url", "must start with http:// or https://, got " + *url);
+    }
+    h.url = *url;
+  }
+  if (command) {
+    h.command = *command;
+    p.Placeholders(n, path, "command", *command, kHookPlaceholders);
+  }
+  h.timeout = p.Duration(n, path, "timeout", false, false).value_or(h.timeout);
+  return h;
+}
+
+}  // namespace
+
+std::string_view TrafficProviderName(TrafficProvider p) {
+  switch (p) {
+    case TrafficProvider::kHaproxy:
+      return "haproxy";
+    case TrafficProvider::kNginx:
+      return "nginx";
+    case TrafficProvider::kCommand:
+      return "command";
+  }
+  return "?";
+}
+
+Result<RolloutSpec> ParseSpec(std::string_view yaml_text, std::string_view file_name) {
+  SpecParser p(file_name);
+  YAML::Node root;
+  try {
+    root = YAML::Load(std::string(yaml_text));
+  } catch (const YAML::Exception& e) {
+    p.Error(e.mark, "", "YAML syntax: " + e.msg);
+    return Status::InvalidArgument(p.errors().front());
+  }
+  RolloutSpec spec;
+  try {
+    if (!root.IsMap()) {
+      p.Error(root.IsDefined() && !root.IsNull() ? root.Mark() : YAML::Mark::null_mark(), "",
+              "the spec must be a mapping (apiVersion: cutover/v1, name, traffic, ...)");
+      return Status::InvalidArgument(p.errors().front());
+    }
+    p.Map(root, "", kTopKeys);
+    if (auto v = p.String(root, "", "apiVersion", true)) {
+      spec.api_version = *v;
+      if (*v != kSpecApiVersion) {
+        p.Error(root["apiVersion"], "apiVersion",
+                "unsupported version " + *v + " (this build reads " + std::string(kSpecApiVersion) +
+                    ")");
+      }
+    }
+    if (auto name = p.String(root, "", "name", true)) {
+      spec.name = *name;
+      const bool ok = std::all_of(name->begin(), name->end(), [](char ch) {
+        return (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '-' || ch == '_' ||
+               ch == '.';
+      });
+      if (!ok) p.Error(root["name"], "name", "use a-z, 0-9, '-', '_' and '.', got " + *name);
+    }
+    if (YAML::Node t = p.Get(root, "", "traffic", true); t.IsDefined()) {
+      ParseTraffic(p, t, spec.traffic);
+    }
+    if (YAML::Node m = p.Get(root, "", "metrics", true); m.IsDefined()) {
+      ParseMetrics(p, m, spec.metrics);
+    }
+    if (YAML::Node s = p.Get(root, "", "steps", true); s.IsDefined()) {
+      ParseSteps(p, s, spec.steps);
+    }
+    if (YAML::Node a = p.Get(root, "", "analysis", true); a.IsDefined()) {
+      ParseAnalysis(p, a, spec.metrics, spec.analysis);
+    }
+    if (YAML::Node c = p.Get(root, "", "capacity", false); c.IsDefined()) {
+      spec.capacity.emplace();
+      ParseCapacity(p, c, *spec.capacity);
+    }
+    if (YAML::Node h = p.Get(root, "", "hooks", false); h.IsDefined()) {
+      if (p.Map(h, "hooks", kHooksKeys)) {
+        spec.hooks.pre_step = ParseHook(p, h, "pre_step");
+        spec.hooks.confirm_promotion = ParseHook(p, h, "confirm_promotion");
+        spec.hooks.on_rollback = ParseHook(p, h, "on_rollback");
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    p.Error(e.mark, "", std::string("YAML: ") + e.what());
+  }
+  if (!p.errors().empty()) {
+    std::string msg;
+    for (const std::string& e : p.errors()) msg += (msg.empty() ? "" : "\n") + e;
+    return Status::InvalidArgument(msg);
+  }
+  return spec;
+}
+
+Result<RolloutSpec> LoadSpec(const std::string& path) {
+  CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  return ParseSpec(text, path);
+}
+
+Result<std::vector<std::string>> TemplatePlaceholders(std::string_view tmpl) {
+  std::vector<std::string> names;
+  size_t pos = 0;
+  while ((pos = tmpl.find("{{", pos)) != std::string_view::npos) {
+    size_t end = tmpl.find("}}", pos + 2);
+    if (end == std::string_view::npos) {
+      return Status::InvalidArgument("unterminated {{ at offset " + std::to_string(pos));
+    }
+    std::string_view inner = tmpl.substr(pos + 2, end - pos - 2);
+    while (!inner.empty() && inner.front() == ' ') inner.remove_prefix(1);
+    while (!inner.empty() && inner.back() == ' ') inner.remove_suffix(1);
+    names.emplace_back(inner);
+    pos = end + 2;
+  }
+  return names;
+}
+
+Result<std::string> RenderTemplate(std::string_view tmpl,
+                                   const std::map<std::string, std::string>& values) {
+  std::string out;
+  size_t pos = 0;
+  for (;;) {
+    size_t open = tmpl.find("{{", pos);
+    if (open == std::string_view::npos) break;
+    size_t end = tmpl.find("}}", open + 2);
+    if (end == std::string_view::npos) {
+      return Status::InvalidArgument("unterminated {{ at offset " + std::to_string(open));
+    }
+    out.append(tmpl.substr(pos, open - pos));
+    std::string_view inner = tmpl.substr(open + 2, end - open - 2);
+    while (!inner.empty() && inner.front() == ' ') inner.remove_prefix(1);
+    while (!inner.empty() && inner.back() == ' ') inner.remove_suffix(1);
+    auto it = values.find(std::string(inner));
+    if (it == values.end()) {
+      return Status::InvalidArgument("no value for placeholder {{" + std::string(inner) + "}}");
+    }
+    out += it->second;
+    pos = end + 2;
+  }
+  out.append(tmpl.substr(pos));
+  return out;
+}
+
+std::string ServersRegex(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) {
+    if (!out.empty()) out += '|';
+    for (char c : n) {
+      if (std::string_view(".^$|?*+()[]{}\\").find(c) != std::string_view::npos) {
+        out += "\\\\";  // PromQL string literal: a backslash is written twice
+      }
+      out += c;
+    }
+  }
+  return out;
+}
+
+Result<Millis> ParseSpecDuration(std::string_view text) {
+  auto bad = [text](const std::string& why) {
+    return Status::InvalidArgument("bad duration '" + std::string(text) + "': " + why);
+  };
+  if (text == "0") return Millis{0};
+  if (text.empty()) return bad("empty");
+  double total_ms = 0;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t start = i;
+    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
+    if (i == start) return bad("expected a number at '" + std::string(text.substr(start)) + "'");
+    std::string num(text.substr(start, i - start));
+    if (std::count(num.begin(), num.end(), '.') > 1) return bad("malformed number " + num);
+    double value = std::stod(num);
+    size_t ustart = i;
+    while (i < text.size() && text[i] >= 'a' && text[i] <= 'z') ++i;
+    std::string_view unit = text.substr(ustart, i - ustart);
+    double scale = 0;
+    if (unit == "ms") {
+      scale = 1;
+    } else if (unit == "s") {
+      scale = 1000;
+    } else if (unit == "m") {
+      scale = 60e3;
+    } else if (unit == "h") {
+      scale = 3600e3;
+    } else if (unit == "d") {
+      scale = 86400e3;
+    } else if (unit.empty()) {
+      return bad("missing unit after " + num + " (use ms, s, m, h, d)");
+    } else {
+      return bad("unknown unit '" + std::string(unit) + "' (use ms, s, m, h, d)");
+    }
+    total_ms += value * scale;
+  }
+  if (total_ms > 1e15) return bad("too long");
+  return Millis{static_cast<int64_t>(total_ms)};
+}
+
+std::string PromDuration(Millis d) {
+  if (d.count() % 1000 == 0) return std::to_string(d.count() / 1000) + "s";
+  return std::to_string(d.count()) + "ms";
+}
+
+}  // namespace cutover::canary
