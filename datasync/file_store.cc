@@ -1,0 +1,194 @@
+#include "datasync/file_store.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+
+#include "core/failpoint.h"
+#include "core/file_util.h"
+
+namespace cutover {
+namespace {
+
+std::string Errno(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+Status WriteAll(int fd, const char* p, size_t n, const std::string& path) {
+  while (n > 0) {
+    ssize_t w = ::write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return Status::IoError(Errno("cannot write", path));
+    }
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  return Status::Ok();
+}
+
+Status FsyncDir(const std::string& dir) {
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return Status::IoError(Errno("cannot open directory", dir));
+  int rc = ::fsync(fd);
+  ::close(fd);
+  if (rc != 0) return Status::IoError(Errno("cannot fsync directory", dir));
+  return Status::Ok();
+}
+
+std::atomic<uint64_t> g_tmp_counter{0};
+
+}  // namespace
+
+Result<std::unique_ptr<FileStore>> FileStore::Open(std::string_view url) {
+  constexpr std::string_view kScheme = "file://";
+  if (!url.starts_with(kScheme) || url.size() <= kScheme.size() || url[kScheme.size()] != '/') {
+    return Status::InvalidArgument("bad file store URL \"" + std::string(url) +
+                                   "\": expected file:///absolute/path");
+  }
+  std::string root(url.substr(kScheme.size()));
+  while (root.size() > 1 && root.back() == '/') root.pop_back();
+  CUTOVER_RETURN_IF_ERROR(MakeDirs(root));
+  return std::unique_ptr<FileStore>(new FileStore(root));
+}
+
+Status FileStore::Put(std::string_view key, std::string_view bytes) {
+  CUTOVER_RETURN_IF_ERROR(ValidateKey(key));
+  std::string path = PathOf(key);
+  std::string dir = path.substr(0, path.rfind('/'));
+  std::string base = path.substr(path.rfind('/') + 1);
+  CUTOVER_RETURN_IF_ERROR(MakeDirs(dir));
+  std::string tmp = dir + "/." + base + ".tmp." + std::to_string(::getpid()) + "." +
+                    std::to_string(g_tmp_counter.fetch_add(1));
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::IoError(Errno("cannot create", tmp));
+  Status s = WriteAll(fd, bytes.data(), bytes.size(), tmp);
+  if (s.ok() && ::fsync(fd) != 0) s = Status::IoError(Errno("cannot fsync", tmp));
+  ::close(fd);
+  if (s.ok() && failpoint::g_armed.load(std::memory_order_relaxed) &&
+      failpoint::Hit("file_store.put.before_rename")) {
+    s = Status::IoError("failpoint file_store.put.before_rename");
+  }
+  if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
+    s = Status::IoError(Errno("cannot rename into", path));
+  }
+  if (!s.ok()) {
+    ::unlink(tmp.c_str());
+    return s;
+  }
+  CUTOVER_FAILPOINT("file_store.put.after_rename");
+  return FsyncDir(dir);
+}
+
+Result<std::string> FileStore::Get(std::string_view key) {
+  CUTOVER_RETURN_IF_ERROR(ValidateKey(key));
+  auto r = ReadFile(PathOf(key));
+  if (!r.ok() && r.status().code() == Code::kNotFound) {
+    return Status::NotFound("no object " + std::string(key) + " in " + Url());
+  }
+  return r;
+}
+
+Result<std::string> FileStore::GetRange(std::string_view key, uint64_t offset, uint64_t length) {
+  CUTOVER_RETURN_IF_ERROR(ValidateKey(key));
+  std::string path = PathOf(key);
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return Status::NotFound("no object " + std::string(key) + " in " + Url());
+    return Status::IoError(Errno("cannot open", path));
+  }
+  std::string out(length, '\0');
+  size_t got = 0;
+  while (got < length) {
+    ssize_t n = ::pread(fd, out.data() + got, length - got, static_cast<off_t>(offset + got));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      Status s = Status::IoError(Errno("cannot read", path));
+      ::close(fd);
+      return s;
+    }
+    if (n == 0) break;
+    got += static_cast<size_t>(n);
+  }
+  ::close(fd);
+  if (got < length) {
+    return Status::Corruption("object " + std::string(key) + " is shorter than " +
+                              std::to_string(offset + length) + " bytes");
+  }
+  return out;
+}
+
+Result<uint64_t> FileStore::Head(std::string_view key) {
+  CUTOVER_RETURN_IF_ERROR(ValidateKey(key));
+  std::string path = PathOf(key);
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT || errno == ENOTDIR) {
+      return Status::NotFound("no object " + std::string(key) + " in " + Url());
+    }
+    return Status::IoError(Errno("cannot stat", path));
+  }
+  if (!S_ISREG(st.st_mode))
+    return Status::NotFound("no object " + std::string(key) + " in " + Url());
+  return static_cast<uint64_t>(st.st_size);
+}
+
+Status FileStore::List(std::string_view prefix,
+                       const std::function<Status(std::string_view key, uint64_t size)>& fn) {
+  // Walk only the directory the prefix names (the part up to its last '/'), depth first, one
+  // open directory per level: memory stays bounded by the depth, not the number of objects.
+  std::string pre(prefix);
+  std::string start_dir = pre.substr(0, pre.rfind('/') == std::string::npos ? 0 : pre.rfind('/'));
+  std::function<Status(const std::string&)> walk = [&](const std::string& rel) -> Status {
+    std::string dir = rel.empty() ? root_ : root_ + "/" + rel;
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) {
+      if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();
+      return Status::IoError(Errno("cannot list", dir));
+    }
+    Status s;
+    while (s.ok()) {
+      errno = 0;
+      struct dirent* ent = ::readdir(d);
+      if (ent == nullptr) {
+        if (errno != 0) s = Status::IoError(Errno("cannot list", dir));
+        break;
+      }
+      if (ent->d_name[0] == '.') continue;  // ".", "..", and temporaries of Put
+      std::string key = rel.empty() ? ent->d_name : rel + "/" + ent->d_name;
+      // Prune subtrees that cannot hold a key with the prefix.
+      std::string as_dir = key + "/";
+      bool could_match = key.starts_with(pre) || pre.starts_with(as_dir);
+      if (!could_match) continue;
+      struct stat st;
+      if (::fstatat(dirfd(d), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+        if (errno == ENOENT) continue;  // deleted meanwhile
+        s = Status::IoError(Errno("cannot stat", dir + "/" + ent->d_name));
+        break;
+      }
+      if (S_ISDIR(st.st_mode)) {
+        s = walk(key);
+      } else if (S_ISREG(st.st_mode) && key.starts_with(pre)) {
+        s = fn(key, static_cast<uint64_t>(st.st_size));
+      }
+    }
+    ::closedir(d);
+    return s;
+  };
+  return walk(start_dir);
+}
+
+Status FileStore::Delete(std::string_view key) {
+  CUTOVER_RETURN_IF_ERROR(ValidateKey(key));
+  std::string path = PathOf(key);
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return Status::IoError(Errno("cannot delete", path));
+  }
+  return Status::Ok();
+}
+
+}  // namespace cutover

@@ -1,0 +1,69 @@
+#include "datasync/hash.h"
+
+#include <cstdlib>
+
+#include <openssl/evp.h>
+
+namespace cutover {
+
+Sha256Stream::Sha256Stream() : ctx_(EVP_MD_CTX_new()) {
+  if (ctx_ == nullptr || EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) != 1) std::abort();
+}
+
+Sha256Stream::~Sha256Stream() { EVP_MD_CTX_free(ctx_); }
+
+void Sha256Stream::Update(const void* data, size_t n) {
+  // EVP_DigestUpdate on an initialized SHA-256 context cannot fail but for memory corruption.
+  if (n > 0 && EVP_DigestUpdate(ctx_, data, n) != 1) std::abort();
+}
+
+ChunkId Sha256Stream::Final() {
+  ChunkId id{};
+  unsigned int len = 0;
+  if (EVP_DigestFinal_ex(ctx_, id.data(), &len) != 1 || len != id.size() ||
+      EVP_DigestInit_ex(ctx_, EVP_sha256(), nullptr) != 1) {
+    std::abort();
+  }
+  return id;
+}
+
+ChunkId Sha256Of(const void* data, size_t n) {
+  ChunkId id{};
+  unsigned int len = 0;
+  if (EVP_Digest(data, n, id.data(), &len, EVP_sha256(), nullptr) != 1) std::abort();
+  return id;
+}
+
+std::string ToHex(const ChunkId& id) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out(64, '0');
+  for (size_t i = 0; i < id.size(); ++i) {
+    out[2 * i] = kDigits[id[i] >> 4];
+    out[2 * i + 1] = kDigits[id[i] & 15];
+  }
+  return out;
+}
+
+Result<ChunkId> ParseChunkId(std::string_view hex) {
+  if (hex.size() != 64) {
+    return Status::InvalidArgument("bad chunk id: " + std::to_string(hex.size()) +
+                                   " characters, want 64");
+  }
+  ChunkId id{};
+  for (size_t i = 0; i < 64; ++i) {
+    char c = hex[i];
+    int v;
+    if (c >= '0' && c <= '9') {
+      v = c - '0';
+    } else if (c >= 'a' && c <= 'f') {
+      v = c - 'a' + 10;
+    } else {
+      return Status::InvalidArgument("bad chunk id: not lower-case hex at character " +
+                                     std::to_string(i));
+    }
+    id[i / 2] = static_cast<uint8_t>(id[i / 2] | (i % 2 == 0 ? v << 4 : v));
+  }
+  return id;
+}
+
+}  // namespace cutover

@@ -1,0 +1,487 @@
+#include "datasync/manifest.h"
+
+#include <cstring>
+#include <unordered_map>
+
+#include <zstd.h>
+#include <nlohmann/json.hpp>
+
+namespace cutover {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kZstdLevel = 3;
+
+std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+bool ValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t len;
+    uint32_t cp;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xe0) == 0xc0) {
+      len = 2;
+      cp = c & 0x1f;
+    } else if ((c & 0xf0) == 0xe0) {
+      len = 3;
+      cp = c & 0x0f;
+    } else if ((c & 0xf8) == 0xf0) {
+      len = 4;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + len > s.size()) return false;
+    for (size_t k = 1; k < len; ++k) {
+      auto d = static_cast<unsigned char>(s[i + k]);
+      if ((d & 0xc0) != 0x80) return false;
+      cp = (cp << 6) | (d & 0x3f);
+    }
+    if ((len == 2 && cp < 0x80) || (len == 3 && cp < 0x800) || (len == 4 && cp < 0x10000) ||
+        cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) {
+      return false;
+    }
+    i += len;
+  }
+  return true;
+}
+
+std::string BytesHex(std::string_view s) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size() * 2);
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+bool HexBytes(std::string_view hex, std::string* out) {
+  if (hex.size() % 2 != 0) return false;
+  out->clear();
+  auto nib = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    return -1;
+  };
+  for (size_t i = 0; i < hex.size(); i += 2) {
+    int a = nib(hex[i]), b = nib(hex[i + 1]);
+    if (a < 0 || b < 0) return false;
+    out->push_back(static_cast<char>(a * 16 + b));
+  }
+  return true;
+}
+
+// Stores a byte string as `key` when it is UTF-8, else as `key`_hex.
+void PutName(json& obj, const std::string& key, const std::string& value) {
+  if (ValidUtf8(value)) {
+    obj[key] = value;
+  } else {
+    obj[key + "_hex"] = BytesHex(value);
+  }
+}
+
+// Typed field access without exceptions. `where` starts every message.
+class Fields {
+ public:
+  Fields(const json& obj, std::string where) : obj_(obj), where_(std::move(where)) {}
+
+  Result<uint64_t> U64(const char* key) const {
+    auto it = obj_.find(key);
+    if (it == obj_.end()) return Missing(key);
+    if (!it->is_number_unsigned()) {
+      return Status::InvalidArgument(where_ + ": \"" + key + "\" is not a non-negative integer");
+    }
+    return it->get<uint64_t>();
+  }
+  Result<int64_t> I64(const char* key) const {
+    auto it = obj_.find(key);
+    if (it == obj_.end()) return Missing(key);
+    if (it->is_number_unsigned()) {
+      uint64_t v = it->get<uint64_t>();
+      if (v > static_cast<uint64_t>(INT64_MAX)) {
+        return Status::InvalidArgument(where_ + ": \"" + key + "\" is out of range");
+      }
+      return static_cast<int64_t>(v);
+    }
+    if (!it->is_number_integer()) {
+      return Status::InvalidArgument(where_ + ": \"" + key + "\" is not an integer");
+    }
+    return it->get<int64_t>();
+  }
+  Result<std::string> Str(const char* key) const {
+    auto it = obj_.find(key);
+    if (it == obj_.end()) return Missing(key);
+    if (!it->is_string()) {
+      return Status::InvalidArgument(where_ + ": \"" + key + "\" is not a string");
+    }
+    return it->get<std::string>();
+  }
+  // `key` as a string, or `key`_hex decoded; exactly one of them must be present.
+  Result<std::string> Name(const std::string& key) const {
+    std::string hex_key = key + "_hex";
+    bool plain = obj_.contains(key), hex = obj_.contains(hex_key);
+    if (plain && hex) {
+      return Status::InvalidArgument(where_ + ": both \"" + key + "\" and \"" + hex_key +
+                                     "\" are present");
+    }
+    if (!plain && !hex) return Missing(key.c_str());
+    if (plain) return Str(key.c_str());
+    CUTOVER_ASSIGN_OR_RETURN(std::string h, Str(hex_key.c_str()));
+    std::string out;
+    if (!HexBytes(h, &out)) {
+      return Status::InvalidArgument(where_ + ": \"" + hex_key + "\" is not lower-case hex");
+    }
+    return out;
+  }
+  Result<ChunkId> Id(const char* key) const {
+    CUTOVER_ASSIGN_OR_RETURN(std::string h, Str(key));
+    auto id = ParseChunkId(h);
+    if (!id.ok())
+      return Status::InvalidArgument(where_ + ": \"" + key + "\": " + id.status().message());
+    return *id;
+  }
+  bool Has(const char* key) const { return obj_.contains(key); }
+  const std::string& where() const { return where_; }
+
+ private:
+  Status Missing(const char* key) const {
+    return Status::InvalidArgument(where_ + ": no \"" + key + "\" field");
+  }
+  const json& obj_;
+  std::string where_;
+};
+
+std::string EntryWhere(size_t i) { return "manifest entry " + std::to_string(i); }
+
+Status CheckPath(const std::string& path, const std::string& where) {
+  if (path.empty()) return Status::InvalidArgument(where + ": path is empty");
+  if (path.find('\0') != std::string::npos) {
+    return Status::InvalidArgument(where + ": path contains a NUL byte");
+  }
+  if (path[0] == '/')
+    return Status::InvalidArgument(where + ": path " + Quote(path) + " is absolute");
+  size_t start = 0;
+  for (;;) {
+    size_t slash = path.find('/', start);
+    std::string_view comp(path.data() + start,
+                          (slash == std::string::npos ? path.size() : slash) - start);
+    if (comp.empty()) {
+      return Status::InvalidArgument(where + ": path " + Quote(path) + " has an empty component");
+    }
+    if (comp == "..") {
+      return Status::InvalidArgument(where + ": path " + Quote(path) + " has a \"..\" component");
+    }
+    if (comp == ".") {
+      return Status::InvalidArgument(where + ": path " + Quote(path) + " has a \".\" component");
+    }
+    if (slash == std::string::npos) break;
+    start = slash + 1;
+  }
+  return Status::Ok();
+}
+
+Status CheckEntry(const Entry& e, const std::string& where) {
+  CUTOVER_RETURN_IF_ERROR(CheckPath(e.path, where));
+  if (e.mode > 07777) {
+    return Status::InvalidArgument(where + ": mode " + std::to_string(e.mode) +
+                                   " has bits outside 07777");
+  }
+  if (e.type != EntryType::kSymlink && !e.target.empty()) {
+    return Status::InvalidArgument(where + ": a " + std::string(EntryTypeName(e.type)) +
+                                   " has a symlink target");
+  }
+  if (e.type != EntryType::kFile && (!e.chunks.empty() || e.size != 0)) {
+    return Status::InvalidArgument(where + ": a " + std::string(EntryTypeName(e.type)) +
+                                   " has a size or chunks");
+  }
+  if (e.type == EntryType::kSymlink) {
+    if (e.target.empty()) return Status::InvalidArgument(where + ": symlink target is empty");
+    if (e.target.find('\0') != std::string::npos) {
+      return Status::InvalidArgument(where + ": symlink target contains a NUL byte");
+    }
+  }
+  if (e.type == EntryType::kFile) {
+    uint64_t sum = 0;
+    for (size_t k = 0; k < e.chunks.size(); ++k) {
+      if (e.chunks[k].length == 0) {
+        return Status::InvalidArgument(where + ": chunk " + std::to_string(k) + " is empty");
+      }
+      if (e.chunks[k].length > UINT64_MAX - sum) {
+        return Status::InvalidArgument(where + ": chunk lengths overflow");
+      }
+      sum += e.chunks[k].length;
+    }
+    if (sum != e.size) {
+      return Status::InvalidArgument(where + ": chunk lengths sum to " + std::to_string(sum) +
+                                     ", size is " + std::to_string(e.size));
+    }
+  }
+  return Status::Ok();
+}
+
+Result<Entry> ParseEntry(const json& j, size_t index) {
+  std::string where = EntryWhere(index);
+  if (!j.is_object()) return Status::InvalidArgument(where + ": not an object");
+  Fields f(j, where);
+  Entry e;
+  CUTOVER_ASSIGN_OR_RETURN(e.path, f.Name("path"));
+  CUTOVER_ASSIGN_OR_RETURN(std::string type, f.Str("type"));
+  if (type == "file") {
+    e.type = EntryType::kFile;
+  } else if (type == "dir") {
+    e.type = EntryType::kDir;
+  } else if (type == "symlink") {
+    e.type = EntryType::kSymlink;
+  } else {
+    return Status::InvalidArgument(where + ": unknown type " + Quote(type));
+  }
+  CUTOVER_ASSIGN_OR_RETURN(uint64_t mode, f.U64("mode"));
+  if (mode > 07777) {
+    return Status::InvalidArgument(where + ": mode " + std::to_string(mode) +
+                                   " has bits outside 07777");
+  }
+  e.mode = static_cast<uint32_t>(mode);
+  CUTOVER_ASSIGN_OR_RETURN(e.mtime_ns, f.I64("mtime_ns"));
+  if (e.type == EntryType::kFile) {
+    CUTOVER_ASSIGN_OR_RETURN(e.size, f.U64("size"));
+    auto it = j.find("chunks");
+    if (it == j.end()) return Status::InvalidArgument(where + ": no \"chunks\" field");
+    if (!it->is_array()) return Status::InvalidArgument(where + ": \"chunks\" is not an array");
+    for (size_t k = 0; k < it->size(); ++k) {
+      const json& c = (*it)[k];
+      std::string cwhere = where + " chunk " + std::to_string(k);
+      if (!c.is_object()) return Status::InvalidArgument(cwhere + ": not an object");
+      Fields cf(c, cwhere);
+      ChunkRef ref;
+      CUTOVER_ASSIGN_OR_RETURN(ref.id, cf.Id("id"));
+      CUTOVER_ASSIGN_OR_RETURN(ref.length, cf.U64("len"));
+      if (cf.Has("pack") || cf.Has("off")) {
+        ref.packed = true;
+        CUTOVER_ASSIGN_OR_RETURN(ref.pack, cf.Id("pack"));
+        CUTOVER_ASSIGN_OR_RETURN(ref.pack_offset, cf.U64("off"));
+      }
+      e.chunks.push_back(ref);
+    }
+  } else {
+    for (const char* key : {"size", "chunks"}) {
+      if (j.contains(key)) {
+        return Status::InvalidArgument(where + ": a " + type + " has a \"" + key + "\" field");
+      }
+    }
+  }
+  if (e.type == EntryType::kSymlink) {
+    CUTOVER_ASSIGN_OR_RETURN(e.target, f.Name("target"));
+  } else if (j.contains("target") || j.contains("target_hex")) {
+    return Status::InvalidArgument(where + ": a " + type + " has a symlink target");
+  }
+  return e;
+}
+
+Result<std::string> Decompress(std::string_view bytes) {
+  // Every zstd frame starts with the magic number 0xFD2FB528, little-endian.
+  static constexpr unsigned char kMagic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+  if (bytes.size() < 4 || std::memcmp(bytes.data(), kMagic, 4) != 0) {
+    return Status::Corruption("manifest: not zstd data");
+  }
+  ZSTD_DCtx* dctx = ZSTD_createDCtx();
+  if (dctx == nullptr) return Status::Internal("manifest: cannot allocate a zstd context");
+  std::string out;
+  ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
+  size_t ret = 1;
+  std::string buf(ZSTD_DStreamOutSize(), '\0');
+  while (in.pos < in.size) {
+    ZSTD_outBuffer o{buf.data(), buf.size(), 0};
+    ret = ZSTD_decompressStream(dctx, &o, &in);
+    if (ZSTD_isError(ret)) {
+      ZSTD_freeDCtx(dctx);
+      return Status::Corruption(std::string("manifest: corrupt zstd data: ") +
+                                ZSTD_getErrorName(ret));
+    }
+    if (out.size() + o.pos > kMaxManifestBytes) {
+      ZSTD_freeDCtx(dctx);
+      return Status::Corruption("manifest: larger than " + std::to_string(kMaxManifestBytes) +
+                                " bytes");
+    }
+    out.append(buf.data(), o.pos);
+    if (ret == 0 && in.pos < in.size) {
+      ZSTD_freeDCtx(dctx);
+      return Status::Corruption("manifest: corrupt zstd data: trailing bytes after the frame");
+    }
+  }
+  // Flush whatever the decoder still holds.
+  while (ret != 0) {
+    ZSTD_outBuffer o{buf.data(), buf.size(), 0};
+    ret = ZSTD_decompressStream(dctx, &o, &in);
+    if (ZSTD_isError(ret) || o.pos == 0) {
+      ZSTD_freeDCtx(dctx);
+      return Status::Corruption("manifest: corrupt zstd data: truncated frame");
+    }
+    if (out.size() + o.pos > kMaxManifestBytes) {
+      ZSTD_freeDCtx(dctx);
+      return Status::Corruption("manifest: larger than " + std::to_string(kMaxManifestBytes) +
+                                " bytes");
+    }
+    out.append(buf.data(), o.pos);
+  }
+  ZSTD_freeDCtx(dctx);
+  return out;
+}
+
+}  // namespace
+
+std::string_view EntryTypeName(EntryType type) {
+  switch (type) {
+    case EntryType::kFile:
+      return "file";
+    case EntryType::kDir:
+      return "dir";
+    case EntryType::kSymlink:
+      return "symlink";
+  }
+  return "?";
+}
+
+Status ValidateManifest(const Manifest& m) {
+  if (m.format != kManifestFormat) {
+    return Status::InvalidArgument("manifest: format " + std::to_string(m.format) +
+                                   " is not the one this cutover writes (" +
+                                   std::to_string(kManifestFormat) + ")");
+  }
+  CUTOVER_RETURN_IF_ERROR(m.chunker.Validate().WithContext("manifest"));
+  std::unordered_map<std::string_view, size_t> index;
+  index.reserve(m.entries.size());
+  for (size_t i = 0; i < m.entries.size(); ++i) {
+    const Entry& e = m.entries[i];
+    CUTOVER_RETURN_IF_ERROR(CheckEntry(e, EntryWhere(i)));
+    auto [it, inserted] = index.emplace(e.path, i);
+    if (!inserted) {
+      return Status::InvalidArgument(EntryWhere(i) + ": path " + Quote(e.path) + " repeats entry " +
+                                     std::to_string(it->second));
+    }
+  }
+  // No entry may lie below a file or a symlink: writing it would go through that entry.
+  for (size_t i = 0; i < m.entries.size(); ++i) {
+    const std::string& path = m.entries[i].path;
+    for (size_t slash = path.find('/'); slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
+      auto it = index.find(std::string_view(path.data(), slash));
+      if (it != index.end() && m.entries[it->second].type != EntryType::kDir) {
+        return Status::InvalidArgument(EntryWhere(i) + ": parent " + Quote(path.substr(0, slash)) +
+                                       " of " + Quote(path) + " is a " +
+                                       std::string(EntryTypeName(m.entries[it->second].type)) +
+                                       ", not a directory");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+Result<std::string> EncodeManifest(const Manifest& m) {
+  CUTOVER_RETURN_IF_ERROR(ValidateManifest(m));
+  json doc = json::object();
+  doc["format"] = m.format;
+  PutName(doc, "name", m.name);
+  doc["created_ns"] = m.created_ns;
+  doc["chunker"] = {{"version", kChunkerVersion},
+                    {"min", m.chunker.min_size},
+                    {"avg", m.chunker.avg_size},
+                    {"max", m.chunker.max_size}};
+  doc["hash"] = "sha256";
+  json entries = json::array();
+  for (const Entry& e : m.entries) {
+    json j = json::object();
+    PutName(j, "path", e.path);
+    j["type"] = EntryTypeName(e.type);
+    j["mode"] = e.mode;
+    j["mtime_ns"] = e.mtime_ns;
+    if (e.type == EntryType::kFile) {
+      j["size"] = e.size;
+      json chunks = json::array();
+      for (const ChunkRef& c : e.chunks) {
+        json cj = {{"id", ToHex(c.id)}, {"len", c.length}};
+        if (c.packed) {
+          cj["pack"] = ToHex(c.pack);
+          cj["off"] = c.pack_offset;
+        }
+        chunks.push_back(std::move(cj));
+      }
+      j["chunks"] = std::move(chunks);
+    }
+    if (e.type == EntryType::kSymlink) PutName(j, "target", e.target);
+    entries.push_back(std::move(j));
+  }
+  doc["entries"] = std::move(entries);
+  std::string text = doc.dump();  // every string is valid UTF-8 (PutName), so this cannot throw
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  size_t n = ZSTD_compress(out.data(), out.size(), text.data(), text.size(), kZstdLevel);
+  if (ZSTD_isError(n)) {
+    return Status::Internal(std::string("manifest: zstd compression failed: ") +
+                            ZSTD_getErrorName(n));
+  }
+  out.resize(n);
+  return out;
+}
+
+Result<Manifest> DecodeManifest(std::string_view bytes) {
+  CUTOVER_ASSIGN_OR_RETURN(std::string text, Decompress(bytes));
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (doc.is_discarded()) return Status::Corruption("manifest: not JSON");
+  if (!doc.is_object()) return Status::InvalidArgument("manifest: not a JSON object");
+  Fields f(doc, "manifest");
+  auto fmt = doc.find("format");
+  if (fmt == doc.end()) return Status::InvalidArgument("manifest: no \"format\" field");
+  if (!fmt->is_number_integer()) {
+    return Status::InvalidArgument("manifest: \"format\" is not an integer");
+  }
+  int64_t format = fmt->get<int64_t>();
+  if (format > kManifestFormat) {
+    return Status::InvalidArgument("manifest: format " + std::to_string(format) +
+                                   " is newer than this cutover reads (" +
+                                   std::to_string(kManifestFormat) + ")");
+  }
+  if (format < 1) {
+    return Status::InvalidArgument("manifest: format " + std::to_string(format) + " is not valid");
+  }
+  Manifest m;
+  m.format = static_cast<int>(format);
+  CUTOVER_ASSIGN_OR_RETURN(m.name, f.Name("name"));
+  CUTOVER_ASSIGN_OR_RETURN(m.created_ns, f.I64("created_ns"));
+  CUTOVER_ASSIGN_OR_RETURN(std::string hash, f.Str("hash"));
+  if (hash != "sha256") {
+    return Status::InvalidArgument("manifest: hash " + Quote(hash) + " is not \"sha256\"");
+  }
+  auto ch = doc.find("chunker");
+  if (ch == doc.end() || !ch->is_object()) {
+    return Status::InvalidArgument("manifest: no \"chunker\" object");
+  }
+  Fields cf(*ch, "manifest: chunker");
+  CUTOVER_ASSIGN_OR_RETURN(uint64_t version, cf.U64("version"));
+  if (version != static_cast<uint64_t>(kChunkerVersion)) {
+    return Status::InvalidArgument("manifest: chunker version " + std::to_string(version) +
+                                   " is not " + std::to_string(kChunkerVersion));
+  }
+  CUTOVER_ASSIGN_OR_RETURN(m.chunker.min_size, cf.U64("min"));
+  CUTOVER_ASSIGN_OR_RETURN(m.chunker.avg_size, cf.U64("avg"));
+  CUTOVER_ASSIGN_OR_RETURN(m.chunker.max_size, cf.U64("max"));
+  auto entries = doc.find("entries");
+  if (entries == doc.end() || !entries->is_array()) {
+    return Status::InvalidArgument("manifest: no \"entries\" array");
+  }
+  m.entries.reserve(entries->size());
+  for (size_t i = 0; i < entries->size(); ++i) {
+    CUTOVER_ASSIGN_OR_RETURN(Entry e, ParseEntry((*entries)[i], i));
+    m.entries.push_back(std::move(e));
+  }
+  CUTOVER_RETURN_IF_ERROR(ValidateManifest(m));
+  return m;
+}
+
+}  // namespace cutover

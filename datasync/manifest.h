@@ -1,0 +1,105 @@
+// The snapshot manifest: the list of a snapshot's files, directories and symlinks with their
+// metadata and the chunks that hold each file's bytes. A push publishes it last, after every
+// chunk it names is confirmed stored; a pull reads it first.
+//
+// On the store it is JSON compressed with zstd (one frame):
+//   {"format": 1, "name": "nightly", "created_ns": 1700000000000000000,
+//    "chunker": {"version": 1, "min": 524288, "avg": 1048576, "max": 8388608}, "hash": "sha256",
+//    "entries": [
+//      {"path": "data", "type": "dir", "mode": 493, "mtime_ns": 1700000000000000000},
+//      {"path": "data/a.bin", "type": "file", "mode": 420, "size": 5, "mtime_ns": ...,
+//       "chunks": [{"id": "<64 hex>", "len": 5}]},
+//      {"path": "data/small", "type": "file", ..., "chunks":
+//         [{"id": "<64 hex>", "len": 9, "pack": "<64 hex>", "off": 1024}]},
+//      {"path": "latest", "type": "symlink", "mode": 511, "mtime_ns": ..., "target": "data"}]}
+// Paths are relative, '/'-separated. A path or target that is not valid UTF-8 is stored as
+// "path_hex"/"target_hex" (hex of its bytes) instead, so any Linux file name round-trips.
+// "id" is always the SHA-256 of the chunk's bytes; "pack"/"off" say where it lies when it was
+// packed with other small chunks into one pack object.
+//
+// Decoding validates everything and refuses unsafe input (see DecodeManifest); encoding runs the
+// same validation, so an unsafe manifest is never published.
+//
+// Thread-safety: plain values and pure functions.
+#ifndef CUTOVER_DATASYNC_MANIFEST_H_
+#define CUTOVER_DATASYNC_MANIFEST_H_
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/status.h"
+#include "datasync/chunker.h"
+#include "datasync/hash.h"
+
+namespace cutover {
+
+// Bump when the manifest's layout or meaning changes; readers refuse a newer format.
+inline constexpr int kManifestFormat = 1;
+
+// A manifest larger than this once decompressed is refused (a defence against zstd bombs).
+inline constexpr uint64_t kMaxManifestBytes = uint64_t{4} << 30;
+
+enum class EntryType { kFile, kDir, kSymlink };
+
+// "file", "dir" or "symlink".
+std::string_view EntryTypeName(EntryType type);
+
+// Where one chunk of a file lies in the store.
+struct ChunkRef {
+  ChunkId id{};         // SHA-256 of the chunk's bytes
+  uint64_t length = 0;  // > 0
+  bool packed = false;  // true: inside pack object `pack` at `pack_offset`
+  ChunkId pack{};
+  uint64_t pack_offset = 0;
+
+  bool operator==(const ChunkRef&) const = default;
+};
+
+struct Entry {
+  std::string path;  // relative, '/'-separated, no empty, "." or ".." components
+  EntryType type = EntryType::kFile;
+  uint32_t mode = 0;             // permission bits, <= 07777
+  uint64_t size = 0;             // files: sum of the chunk lengths; 0 otherwise
+  int64_t mtime_ns = 0;          // since the Unix epoch
+  std::string target;            // symlinks only: non-empty, no NUL
+  std::vector<ChunkRef> chunks;  // files only, in file order
+
+  bool operator==(const Entry&) const = default;
+};
+
+struct Manifest {
+  int format = kManifestFormat;
+  std::string name;        // the snapshot name
+  int64_t created_ns = 0;  // when the push started
+  ChunkerParams chunker;   // the parameters the chunks were cut with
+  std::vector<Entry> entries;
+
+  bool operator==(const Manifest&) const = default;
+};
+
+// Checks the rules DecodeManifest enforces. InvalidArgument with the message DecodeManifest
+// would give.
+Status ValidateManifest(const Manifest& m);
+
+// Validates `m` and returns its zstd-compressed JSON.
+Result<std::string> EncodeManifest(const Manifest& m);
+
+// Decompresses, parses and validates. Errors:
+//   Corruption "manifest: not zstd data" / "manifest: corrupt zstd data: <reason>" /
+//              "manifest: not JSON: <reason>" / "manifest: larger than <n> bytes"
+//   InvalidArgument for anything well-formed but wrong, e.g.
+//     "manifest: format 2 is newer than this cutover reads (1)"
+//     "manifest entry 3: path \"/etc/passwd\" is absolute"
+//     "manifest entry 3: path \"a/../b\" has a \"..\" component"
+//     "manifest entry 3: path \"a//b\" has an empty component"
+//     "manifest entry 3: path contains a NUL byte"
+//     "manifest entry 3: path \"a\" repeats entry 1"
+//     "manifest entry 4: parent \"a\" of \"a/b\" is a symlink, not a directory"
+//   (entries are numbered from 0; see manifest_test.cc for every message).
+Result<Manifest> DecodeManifest(std::string_view bytes);
+
+}  // namespace cutover
+
+#endif  // CUTOVER_DATASYNC_MANIFEST_H_

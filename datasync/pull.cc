@@ -1,0 +1,223 @@
+#include "datasync/pull.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+
+#include "core/failpoint.h"
+#include "core/file_util.h"
+#include "datasync/manifest.h"
+
+namespace cutover {
+namespace {
+
+std::string Errno(const std::string& what, const std::string& path) {
+  return what + " " + path + ": " + std::strerror(errno);
+}
+
+struct timespec Ts(int64_t ns) {
+  struct timespec t;
+  int64_t sec = ns / 1000000000, rem = ns % 1000000000;
+  if (rem < 0) {
+    rem += 1000000000;
+    --sec;
+  }
+  t.tv_sec = static_cast<time_t>(sec);
+  t.tv_nsec = static_cast<long>(rem);
+  return t;
+}
+
+class Puller {
+ public:
+  Puller(Store& store, std::string dest) : store_(store), dest_(std::move(dest)) {}
+
+  // Makes sure every parent of `path` under DEST is a real directory (creating missing ones).
+  Status PrepareParents(const std::string& path) {
+    for (size_t slash = path.find('/'); slash != std::string::npos;
+         slash = path.find('/', slash + 1)) {
+      std::string full = dest_ + "/" + path.substr(0, slash);
+      struct stat st;
+      if (::lstat(full.c_str(), &st) == 0) {
+        if (S_ISLNK(st.st_mode) || !S_ISDIR(st.st_mode)) {
+          return Status::InvalidArgument("pull: " + full + " is in the way of " + path +
+                                         ": not a directory (symlinks are never followed)");
+        }
+        continue;
+      }
+      if (errno != ENOENT) return Status::IoError(Errno("cannot stat", full));
+      if (::mkdir(full.c_str(), 0700) != 0 && errno != EEXIST) {
+        return Status::IoError(Errno("cannot create directory", full));
+      }
+    }
+    return Status::Ok();
+  }
+
+  Status Dir(const Entry& e) {
+    std::string full = dest_ + "/" + e.path;
+    struct stat st;
+    if (::lstat(full.c_str(), &st) == 0) {
+      if (!S_ISDIR(st.st_mode)) {
+        return Status::InvalidArgument("pull: " + full +
+                                       " exists and is not a directory; remove it first");
+      }
+      return Status::Ok();
+    }
+    if (::mkdir(full.c_str(), 0700) != 0)
+      return Status::IoError(Errno("cannot create directory", full));
+    return Status::Ok();
+  }
+
+  Result<std::string> FetchChunk(const Entry& e, const ChunkRef& c) {
+    Result<std::string> bytes = c.packed ? store_.GetRange(PackKey(c.pack), c.pack_offset, c.length)
+                                         : store_.Get(ChunkKey(c.id));
+    if (!bytes.ok()) {
+      if (bytes.status().code() == Code::kCorruption || bytes.status().code() == Code::kNotFound) {
+        return Status::Corruption("pull: file " + e.path + ": chunk " + ToHex(c.id) + ": " +
+                                  bytes.status().message());
+      }
+      return bytes.status();
+    }
+    if (bytes->size() != c.length || Sha256Of(*bytes) != c.id) {
+      return Status::Corruption("pull: file " + e.path + ": chunk " + ToHex(c.id) +
+                                " is corrupt in the store (its SHA-256 does not match)");
+    }
+    result_.downloaded_bytes += bytes->size();
+    return bytes;
+  }
+
+  Status File(const Entry& e) {
+    std::string full = dest_ + "/" + e.path;
+    std::string dir = full.substr(0, full.rfind('/'));
+    std::string tmp = dir + "/." + full.substr(full.rfind('/') + 1) + ".cutover-tmp." +
+                      std::to_string(::getpid());
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0) return Status::IoError(Errno("cannot create", tmp));
+    Status s;
+    for (const ChunkRef& c : e.chunks) {
+      auto bytes = FetchChunk(e, c);
+      if (!bytes.ok()) {
+        s = bytes.status();
+        break;
+      }
+      const char* p = bytes->data();
+      size_t left = bytes->size();
+      while (left > 0 && s.ok()) {
+        ssize_t n = ::write(fd, p, left);
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) s = Status::IoError(Errno("cannot write", tmp));
+        if (n > 0) {
+          p += n;
+          left -= static_cast<size_t>(n);
+        }
+      }
+      if (!s.ok()) break;
+    }
+    if (s.ok() && ::fchmod(fd, e.mode) != 0) s = Status::IoError(Errno("cannot chmod", tmp));
+    if (s.ok() && ::fsync(fd) != 0) s = Status::IoError(Errno("cannot fsync", tmp));
+    struct timespec times[2] = {Ts(e.mtime_ns), Ts(e.mtime_ns)};
+    if (s.ok() && ::futimens(fd, times) != 0) s = Status::IoError(Errno("cannot set mtime", tmp));
+    ::close(fd);
+    CUTOVER_FAILPOINT("pull.file.before_rename");
+    if (s.ok()) s = ReplaceWith(tmp, full);
+    if (!s.ok()) {
+      ::unlink(tmp.c_str());
+      return s;
+    }
+    result_.bytes += e.size;
+    return Status::Ok();
+  }
+
+  Status Symlink(const Entry& e) {
+    std::string full = dest_ + "/" + e.path;
+    std::string dir = full.substr(0, full.rfind('/'));
+    std::string tmp = dir + "/." + full.substr(full.rfind('/') + 1) + ".cutover-tmp." +
+                      std::to_string(::getpid());
+    ::unlink(tmp.c_str());
+    if (::symlink(e.target.c_str(), tmp.c_str()) != 0)
+      return Status::IoError(Errno("cannot create symlink", tmp));
+    struct timespec times[2] = {Ts(e.mtime_ns), Ts(e.mtime_ns)};
+    ::utimensat(AT_FDCWD, tmp.c_str(), times, AT_SYMLINK_NOFOLLOW);
+    Status s = ReplaceWith(tmp, full);
+    if (!s.ok()) ::unlink(tmp.c_str());
+    return s;
+  }
+
+  // Renames tmp over full unless full is a directory.
+  Status ReplaceWith(const std::string& tmp, const std::string& full) {
+    struct stat st;
+    if (::lstat(full.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+      return Status::InvalidArgument("pull: " + full + " is a directory; remove it first");
+    }
+    if (::rename(tmp.c_str(), full.c_str()) != 0)
+      return Status::IoError(Errno("cannot rename into", full));
+    return Status::Ok();
+  }
+
+  Status FinishDirs(const std::vector<const Entry*>& dirs) {
+    // Deepest first, so setting a child's times does not disturb its parent's.
+    for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
+      std::string full = dest_ + "/" + (*it)->path;
+      if (::chmod(full.c_str(), (*it)->mode) != 0)
+        return Status::IoError(Errno("cannot chmod", full));
+      struct timespec times[2] = {Ts((*it)->mtime_ns), Ts((*it)->mtime_ns)};
+      if (::utimensat(AT_FDCWD, full.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
+        return Status::IoError(Errno("cannot set mtime", full));
+      }
+    }
+    return Status::Ok();
+  }
+
+  PullResult result_;
+
+ private:
+  Store& store_;
+  std::string dest_;
+};
+
+}  // namespace
+
+Result<PullResult> Pull(Store& store, const std::string& name, const std::string& dest_dir) {
+  CUTOVER_ASSIGN_OR_RETURN(std::string key, SnapshotKey(name));
+  auto bytes = store.Get(key);
+  if (!bytes.ok()) {
+    if (bytes.status().code() == Code::kNotFound) {
+      return Status::NotFound("pull: no snapshot " + name + " in " + store.Url());
+    }
+    return bytes.status();
+  }
+  auto decoded = DecodeManifest(*bytes);
+  if (!decoded.ok()) return decoded.status().WithContext("pull: snapshot " + name);
+  Manifest m = std::move(decoded).value();
+  std::sort(m.entries.begin(), m.entries.end(),
+            [](const Entry& a, const Entry& b) { return a.path < b.path; });
+  CUTOVER_RETURN_IF_ERROR(MakeDirs(dest_dir));
+  std::string dest = dest_dir;
+  while (dest.size() > 1 && dest.back() == '/') dest.pop_back();
+  Puller p(store, dest);
+  std::vector<const Entry*> dirs;
+  for (const Entry& e : m.entries) {
+    CUTOVER_RETURN_IF_ERROR(p.PrepareParents(e.path));
+    switch (e.type) {
+      case EntryType::kDir:
+        CUTOVER_RETURN_IF_ERROR(p.Dir(e));
+        dirs.push_back(&e);
+        ++p.result_.dirs;
+        break;
+      case EntryType::kFile:
+        CUTOVER_RETURN_IF_ERROR(p.File(e));
+        ++p.result_.files;
+        break;
+      case EntryType::kSymlink:
+        CUTOVER_RETURN_IF_ERROR(p.Symlink(e));
+        ++p.result_.symlinks;
+        break;
+    }
+  }
+  CUTOVER_RETURN_IF_ERROR(p.FinishDirs(dirs));
+  return p.result_;
+}
+
+}  // namespace cutover

@@ -1,0 +1,42 @@
+// Pull: restores a snapshot from a store into a directory (a first, single-threaded version;
+// reuse of chunks already in DEST's files and parallel downloads come later).
+//
+// Rules:
+//   - the manifest is decoded and validated first (datasync/manifest.h refuses absolute paths,
+//     "..", entries below a symlink or file); on disk, no parent of an entry may be a symlink or
+//     a non-directory, so nothing is ever written outside DEST;
+//   - every chunk's SHA-256 is checked before its bytes are written; a corrupt chunk fails the
+//     pull with Corruption naming the file and the chunk;
+//   - each file is written under a temporary name (".<name>.cutover-tmp.<pid>") in its final
+//     directory, fsynced, given its mode and mtime, then renamed into place: no partial file ever
+//     appears under its final name; symlinks likewise;
+//   - directory modes and mtimes are set last, deepest first.
+//
+// Thread-safety: one Pull at a time per destination directory.
+#ifndef CUTOVER_DATASYNC_PULL_H_
+#define CUTOVER_DATASYNC_PULL_H_
+
+#include <cstdint>
+#include <string>
+
+#include "core/status.h"
+#include "datasync/store.h"
+
+namespace cutover {
+
+struct PullResult {
+  uint64_t files = 0;
+  uint64_t dirs = 0;
+  uint64_t symlinks = 0;
+  uint64_t bytes = 0;             // file bytes written
+  uint64_t downloaded_bytes = 0;  // chunk bytes read from the store
+};
+
+// Restores snapshot `name` of `store` into `dest_dir` (created when missing).
+// NotFound: no such snapshot. InvalidArgument: an unsafe manifest or a DEST path in the way.
+// Corruption: a chunk that fails its hash. IoError: local write failures.
+Result<PullResult> Pull(Store& store, const std::string& name, const std::string& dest_dir);
+
+}  // namespace cutover
+
+#endif  // CUTOVER_DATASYNC_PULL_H_

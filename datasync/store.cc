@@ -1,0 +1,78 @@
+#include "datasync/store.h"
+
+#include "datasync/file_store.h"
+
+namespace cutover {
+namespace {
+
+std::string SpreadKey(const char* dir, const ChunkId& id) {
+  std::string hex = ToHex(id);
+  return std::string(dir) + "/" + hex.substr(0, 2) + "/" + hex.substr(2, 2) + "/" + hex;
+}
+
+bool KeyChar(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+         c == '_' || c == '-';
+}
+
+}  // namespace
+
+Result<bool> Store::Exists(std::string_view key) {
+  auto r = Head(key);
+  if (r.ok()) return true;
+  if (r.status().code() == Code::kNotFound) return false;
+  return r.status();
+}
+
+Status ValidateKey(std::string_view key) {
+  auto bad = [&](const std::string& why) {
+    return Status::InvalidArgument("bad store key \"" + std::string(key) + "\": " + why);
+  };
+  if (key.empty()) return bad("empty");
+  if (key.size() > 1024) return bad("longer than 1024 bytes");
+  size_t start = 0;
+  for (;;) {
+    size_t slash = key.find('/', start);
+    std::string_view comp =
+        key.substr(start, slash == std::string_view::npos ? key.npos : slash - start);
+    if (comp.empty()) return bad("empty component");
+    if (comp[0] == '.') return bad("component starts with '.'");
+    for (char c : comp) {
+      if (!KeyChar(c)) return bad("character outside [A-Za-z0-9._-]");
+    }
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return Status::Ok();
+}
+
+std::string ChunkKey(const ChunkId& id) { return SpreadKey("chunks", id); }
+std::string PackKey(const ChunkId& id) { return SpreadKey("packs", id); }
+
+Result<std::string> SnapshotKey(std::string_view name) {
+  if (name.find('/') != std::string_view::npos || ValidateKey(name).ok() == false) {
+    return Status::InvalidArgument("bad snapshot name \"" + std::string(name) +
+                                   "\": use letters, digits, '.', '_' and '-', not starting "
+                                   "with '.'");
+  }
+  return "snapshots/" + std::string(name);
+}
+
+Result<std::unique_ptr<Store>> OpenStore(std::string_view url) {
+  if (url.starts_with("file://")) {
+    CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<FileStore> fs, FileStore::Open(url));
+    return std::unique_ptr<Store>(std::move(fs));
+  }
+  if (url.starts_with("http://") || url.starts_with("https://") || url.starts_with("s3://")) {
+    return Status::Unimplemented("store " + std::string(url.substr(0, url.find(':'))) +
+                                 ":// is not built yet; use file:///path");
+  }
+  // Only the scheme is echoed: the rest of a URL may hold a credential.
+  size_t colon = url.find("://");
+  std::string scheme = colon == std::string_view::npos ? "" : std::string(url.substr(0, colon));
+  return Status::InvalidArgument("bad store URL (scheme \"" + scheme +
+                                 "\"): expected file:///path, http(s)://host/path or "
+                                 "s3://bucket/prefix");
+}
+
+}  // namespace cutover

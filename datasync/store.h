@@ -1,0 +1,82 @@
+// The store interface datasync pushes to and pulls from: a flat namespace of immutable-ish
+// objects under '/'-separated keys, the least a directory, a WebDAV server and an S3 bucket all
+// offer. Chunk and pack objects are content-addressed (their key is their SHA-256), so a Put
+// may be retried or repeated freely; snapshot manifests and the config are the only objects
+// whose key names something else.
+//
+// Layout (the keys every Store implementation shares):
+//   config                       the store's config object (format, chunker, hash, encryption)
+//   snapshots/<name>             a snapshot manifest (datasync/manifest.h)
+//   chunks/ab/cd/<64 hex>        one chunk, spread over 65,536 prefixes by its first 4 hex digits
+//   packs/ab/cd/<64 hex>         a pack of small chunks, keyed by the SHA-256 of its bytes
+// Spreading keys keeps directories small and, on S3, spreads requests over partitioned prefixes.
+//
+// Thread-safety: implementations must allow concurrent calls from many threads (push and pull
+// run many transfers at once).
+#ifndef CUTOVER_DATASYNC_STORE_H_
+#define CUTOVER_DATASYNC_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "datasync/hash.h"
+
+namespace cutover {
+
+class Store {
+ public:
+  virtual ~Store() = default;
+
+  // The store's URL, e.g. "file:///data/store". Never contains a credential.
+  virtual std::string Url() const = 0;
+
+  // Stores `bytes` under `key`, replacing any object there. Atomic: a reader sees the old object
+  // or the complete new one, never a part; once it returns OK the object is durable.
+  virtual Status Put(std::string_view key, std::string_view bytes) = 0;
+
+  // The object's bytes. NotFound when there is none.
+  virtual Result<std::string> Get(std::string_view key) = 0;
+
+  // `length` bytes from `offset` (packs are read this way). NotFound when there is no object,
+  // Corruption when the object is shorter than offset + length.
+  virtual Result<std::string> GetRange(std::string_view key, uint64_t offset, uint64_t length) = 0;
+
+  // The object's size. NotFound when there is none.
+  virtual Result<uint64_t> Head(std::string_view key) = 0;
+
+  // Calls `fn(key, size)` for every object whose key starts with `prefix`, as it is listed
+  // (never the whole listing in memory), in no particular order. Stops at and returns the first
+  // non-OK status `fn` returns.
+  virtual Status List(std::string_view prefix,
+                      const std::function<Status(std::string_view key, uint64_t size)>& fn) = 0;
+
+  // Removes the object. OK when there was none (deletes are idempotent).
+  virtual Status Delete(std::string_view key) = 0;
+
+  // True when an object is stored under `key` (Head without the size).
+  Result<bool> Exists(std::string_view key);
+};
+
+// Checks that `key` is a valid store key: non-empty '/'-separated components of [A-Za-z0-9._-],
+// none empty, none starting with '.', at most 1024 bytes. InvalidArgument "bad store key ...".
+Status ValidateKey(std::string_view key);
+
+inline constexpr char kConfigKey[] = "config";
+// "chunks/ab/cd/<hex>".
+std::string ChunkKey(const ChunkId& id);
+// "packs/ab/cd/<hex>".
+std::string PackKey(const ChunkId& id);
+// "snapshots/<name>". InvalidArgument when `name` is not one key component.
+Result<std::string> SnapshotKey(std::string_view name);
+
+// Opens the store at `url`. file:///abs/path is built; http(s):// and s3:// are not yet
+// (Unimplemented). InvalidArgument for anything else.
+Result<std::unique_ptr<Store>> OpenStore(std::string_view url);
+
+}  // namespace cutover
+
+#endif  // CUTOVER_DATASYNC_STORE_H_

@@ -1,0 +1,79 @@
+#include "datasync/store_config.h"
+
+#include <nlohmann/json.hpp>
+
+namespace cutover {
+namespace {
+
+std::string Sizes(const ChunkerParams& p) {
+  return std::to_string(p.min_size) + "/" + std::to_string(p.avg_size) + "/" +
+         std::to_string(p.max_size);
+}
+
+}  // namespace
+
+Result<ChunkerParams> ReadStoreConfig(Store& store) {
+  CUTOVER_ASSIGN_OR_RETURN(std::string text, store.Get(kConfigKey));
+  using nlohmann::json;
+  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  std::string where = "store config " + store.Url() + "/" + kConfigKey;
+  if (doc.is_discarded() || !doc.is_object()) {
+    return Status::InvalidArgument(where + ": not a JSON object");
+  }
+  const json& fmt = doc.value("format", json());
+  if (!fmt.is_number_integer()) return Status::InvalidArgument(where + ": no integer \"format\"");
+  if (fmt.get<int64_t>() != kStoreFormat) {
+    return Status::InvalidArgument(where + ": format " + std::to_string(fmt.get<int64_t>()) +
+                                   " is not the one this cutover reads (" +
+                                   std::to_string(kStoreFormat) + ")");
+  }
+  if (doc.value("hash", json()) != json("sha256")) {
+    return Status::InvalidArgument(where + ": hash is not \"sha256\"");
+  }
+  if (doc.value("encryption", json()) != json(false)) {
+    return Status::InvalidArgument(where + ": the store is encrypted; this build cannot read it");
+  }
+  const json& ch = doc.value("chunker", json());
+  auto u64 = [&](const char* k) -> Result<uint64_t> {
+    if (!ch.is_object() || !ch.contains(k) || !ch[k].is_number_unsigned()) {
+      return Status::InvalidArgument(where + ": no chunker \"" + k + "\"");
+    }
+    return ch[k].get<uint64_t>();
+  };
+  CUTOVER_ASSIGN_OR_RETURN(uint64_t version, u64("version"));
+  if (version != static_cast<uint64_t>(kChunkerVersion)) {
+    return Status::InvalidArgument(where + ": chunker version " + std::to_string(version) +
+                                   " is not " + std::to_string(kChunkerVersion));
+  }
+  ChunkerParams p;
+  CUTOVER_ASSIGN_OR_RETURN(p.min_size, u64("min"));
+  CUTOVER_ASSIGN_OR_RETURN(p.avg_size, u64("avg"));
+  CUTOVER_ASSIGN_OR_RETURN(p.max_size, u64("max"));
+  CUTOVER_RETURN_IF_ERROR(p.Validate().WithContext(where));
+  return p;
+}
+
+Result<ChunkerParams> EnsureStoreConfig(Store& store, const ChunkerParams& params) {
+  auto have = ReadStoreConfig(store);
+  if (have.ok()) {
+    if (!(*have == params)) {
+      return Status::FailedPrecondition("store " + store.Url() +
+                                        " was created with chunker min/avg/max " + Sizes(*have) +
+                                        ", not " + Sizes(params));
+    }
+    return *have;
+  }
+  if (have.status().code() != Code::kNotFound) return have.status();
+  nlohmann::json doc = {{"format", kStoreFormat},
+                        {"chunker",
+                         {{"version", kChunkerVersion},
+                          {"min", params.min_size},
+                          {"avg", params.avg_size},
+                          {"max", params.max_size}}},
+                        {"hash", "sha256"},
+                        {"encryption", false}};
+  CUTOVER_RETURN_IF_ERROR(store.Put(kConfigKey, doc.dump()));
+  return params;
+}
+
+}  // namespace cutover

@@ -1,0 +1,32 @@
+// The store's config object (key "config"): written by the first push, read and checked by every
+// later push and pull so that dedup never breaks silently (a push with other chunker parameters
+// would cut different chunks and share nothing with what is stored).
+//
+//   {"format": 1, "chunker": {"version": 1, "min": 524288, "avg": 1048576, "max": 8388608},
+//    "hash": "sha256", "encryption": false}
+//
+// Thread-safety: pure functions over a Store (which is itself thread-safe).
+#ifndef CUTOVER_DATASYNC_STORE_CONFIG_H_
+#define CUTOVER_DATASYNC_STORE_CONFIG_H_
+
+#include "core/status.h"
+#include "datasync/chunker.h"
+#include "datasync/store.h"
+
+namespace cutover {
+
+// Bump when the store layout (store.h) or the config's meaning changes.
+inline constexpr int kStoreFormat = 1;
+
+// Reads the config. NotFound when the store has none yet; InvalidArgument when it is malformed,
+// newer than this cutover, or uses a hash or encryption this build does not have.
+Result<ChunkerParams> ReadStoreConfig(Store& store);
+
+// Returns the store's chunker parameters: writes a config with `params` when the store has none;
+// FailedPrecondition "store <url> was created with chunker min/avg/max A/B/C, not X/Y/Z" when it
+// has another.
+Result<ChunkerParams> EnsureStoreConfig(Store& store, const ChunkerParams& params);
+
+}  // namespace cutover
+
+#endif  // CUTOVER_DATASYNC_STORE_CONFIG_H_

@@ -1,0 +1,200 @@
+#include "datasync/manifest.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+#include <zstd.h>
+#include <nlohmann/json.hpp>
+
+namespace cutover {
+namespace {
+
+using nlohmann::json;
+
+std::string Zstd(const std::string& text) {
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  size_t n = ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 1);
+  out.resize(n);
+  return out;
+}
+
+ChunkId IdOf(const std::string& s) { return Sha256Of(s); }
+
+Manifest Sample() {
+  Manifest m;
+  m.name = "nightly";
+  m.created_ns = 1700000000123456789;
+  m.chunker = ChunkerParams{};
+  Entry dir{"data", EntryType::kDir, 0755, 0, 1700000000000000001, "", {}};
+  Entry big{"data/a.bin", EntryType::kFile, 0644, 15, -5, "", {}};
+  big.chunks.push_back(ChunkRef{IdOf("x"), 10, false, {}, 0});
+  big.chunks.push_back(ChunkRef{IdOf("y"), 5, false, {}, 0});
+  Entry small{"data/small", EntryType::kFile, 0600, 9, 42, "", {}};
+  small.chunks.push_back(ChunkRef{IdOf("z"), 9, true, IdOf("pack"), 1024});
+  Entry empty{"data/empty", EntryType::kFile, 04755, 0, 43, "", {}};
+  Entry link{"latest", EntryType::kSymlink, 0777, 0, 44, "data/a.bin", {}};
+  Entry odd{"data/caf\xe9", EntryType::kFile, 0644, 0, 45, "", {}};  // Latin-1, not UTF-8
+  Entry odd_link{"odd", EntryType::kSymlink, 0777, 0, 46, "\xff\xfe", {}};
+  m.entries = {dir, big, small, empty, link, odd, odd_link};
+  return m;
+}
+
+// The JSON of Sample() as EncodeManifest writes it, for tests that break one field.
+json SampleJson() {
+  auto enc = EncodeManifest(Sample());
+  EXPECT_TRUE(enc.ok());
+  std::string text(ZSTD_getFrameContentSize(enc->data(), enc->size()), '\0');
+  ZSTD_decompress(text.data(), text.size(), enc->data(), enc->size());
+  return json::parse(text);
+}
+
+Status DecodeJson(const json& j) { return DecodeManifest(Zstd(j.dump())).status(); }
+
+TEST(ManifestTest, RoundTrips) {
+  Manifest m = Sample();
+  auto enc = EncodeManifest(m);
+  ASSERT_TRUE(enc.ok()) << enc.status().ToString();
+  auto dec = DecodeManifest(*enc);
+  ASSERT_TRUE(dec.ok()) << dec.status().ToString();
+  EXPECT_EQ(*dec, m);
+}
+
+TEST(ManifestTest, WritesTheDocumentedLayout) {
+  json j = SampleJson();
+  EXPECT_EQ(j["format"], 1);
+  EXPECT_EQ(j["hash"], "sha256");
+  EXPECT_EQ(j["chunker"]["avg"], 1048576);
+  EXPECT_EQ(j["chunker"]["version"], kChunkerVersion);
+  EXPECT_EQ(j["entries"][1]["chunks"][0]["id"], ToHex(IdOf("x")));
+  EXPECT_EQ(j["entries"][1]["chunks"][0].contains("pack"), false);
+  EXPECT_EQ(j["entries"][2]["chunks"][0]["pack"], ToHex(IdOf("pack")));
+  EXPECT_EQ(j["entries"][2]["chunks"][0]["off"], 1024);
+  EXPECT_EQ(j["entries"][4]["target"], "data/a.bin");
+  EXPECT_EQ(j["entries"][5]["path_hex"], "646174612f636166e9");
+  EXPECT_EQ(j["entries"][5].contains("path"), false);
+  EXPECT_EQ(j["entries"][6]["target_hex"], "fffe");
+  EXPECT_EQ(j["entries"][0].contains("size"), false);
+}
+
+TEST(ManifestTest, RefusesUnsafePaths) {
+  struct Case {
+    std::string path;
+    std::string message;
+  };
+  const Case cases[] = {
+      {"/etc/passwd", "manifest entry 1: path \"/etc/passwd\" is absolute"},
+      {"..", "manifest entry 1: path \"..\" has a \"..\" component"},
+      {"data/../../x", "manifest entry 1: path \"data/../../x\" has a \"..\" component"},
+      {"a//b", "manifest entry 1: path \"a//b\" has an empty component"},
+      {"a/", "manifest entry 1: path \"a/\" has an empty component"},
+      {"./a", "manifest entry 1: path \"./a\" has a \".\" component"},
+      {"", "manifest entry 1: path is empty"},
+      {std::string("a\0b", 3), "manifest entry 1: path contains a NUL byte"},
+      {"data", "manifest entry 1: path \"data\" repeats entry 0"},
+  };
+  for (const Case& c : cases) {
+    json j = SampleJson();
+    j["entries"][1]["path"] = c.path;
+    Status s = DecodeJson(j);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << c.message;
+    EXPECT_EQ(s.message(), c.message);
+    // Encoding refuses the same manifest with the same words.
+    Manifest m = Sample();
+    m.entries[1].path = c.path;
+    EXPECT_EQ(EncodeManifest(m).status().message(), c.message);
+  }
+  json j = SampleJson();
+  j["entries"][1]["path_hex"] = "2f78";  // "/x"
+  j["entries"][1].erase("path");
+  EXPECT_EQ(DecodeJson(j).message(), "manifest entry 1: path \"/x\" is absolute");
+}
+
+TEST(ManifestTest, RefusesEntriesBelowASymlinkOrFile) {
+  json j = SampleJson();
+  j["entries"].push_back(
+      {{"path", "latest/evil"}, {"type", "dir"}, {"mode", 0755}, {"mtime_ns", 1}});
+  EXPECT_EQ(DecodeJson(j).message(),
+            "manifest entry 7: parent \"latest\" of \"latest/evil\" is a symlink, not a "
+            "directory");
+  // The order of entries does not matter.
+  json k = SampleJson();
+  k["entries"].insert(
+      k["entries"].begin(),
+      json{{"path", "data/a.bin/x"}, {"type", "dir"}, {"mode", 0755}, {"mtime_ns", 1}});
+  EXPECT_EQ(DecodeJson(k).message(),
+            "manifest entry 0: parent \"data/a.bin\" of \"data/a.bin/x\" is a file, not a "
+            "directory");
+}
+
+TEST(ManifestTest, RefusesBadFields) {
+  struct Case {
+    const char* pointer;
+    json value;  // null: erase the field
+    std::string message;
+  };
+  const Case cases[] = {
+      {"/format", 2, "manifest: format 2 is newer than this cutover reads (1)"},
+      {"/format", 0, "manifest: format 0 is not valid"},
+      {"/format", "1", "manifest: \"format\" is not an integer"},
+      {"/format", nullptr, "manifest: no \"format\" field"},
+      {"/hash", "blake3", "manifest: hash \"blake3\" is not \"sha256\""},
+      {"/chunker/version", 2, "manifest: chunker version 2 is not 1"},
+      {"/chunker/avg", 1000,
+       "manifest: chunker: avg size 1000 is not a power of two of at least 256 bytes"},
+      {"/entries", nullptr, "manifest: no \"entries\" array"},
+      {"/entries/1/type", "fifo", "manifest entry 1: unknown type \"fifo\""},
+      {"/entries/1/mode", 0xffff, "manifest entry 1: mode 65535 has bits outside 07777"},
+      {"/entries/1/mode", -1, "manifest entry 1: \"mode\" is not a non-negative integer"},
+      {"/entries/1/size", 16, "manifest entry 1: chunk lengths sum to 15, size is 16"},
+      {"/entries/1/mtime_ns", "x", "manifest entry 1: \"mtime_ns\" is not an integer"},
+      {"/entries/1/chunks", nullptr, "manifest entry 1: no \"chunks\" field"},
+      {"/entries/1/chunks/0/len", 0, "manifest entry 1: chunk 0 is empty"},
+      {"/entries/1/chunks/0/id", "zz",
+       "manifest entry 1 chunk 0: \"id\": bad chunk id: 2 characters, want 64"},
+      {"/entries/2/chunks/0/off", nullptr, "manifest entry 2 chunk 0: no \"off\" field"},
+      {"/entries/0/size", 3, "manifest entry 0: a dir has a \"size\" field"},
+      {"/entries/0/target", "x", "manifest entry 0: a dir has a symlink target"},
+      {"/entries/4/target", "", "manifest entry 4: symlink target is empty"},
+      {"/entries/4/target", std::string("a\0b", 3),
+       "manifest entry 4: symlink target contains a NUL byte"},
+      {"/entries/4/path_hex", "61", "manifest entry 4: both \"path\" and \"path_hex\" are present"},
+      {"/entries/5/path_hex", "6G", "manifest entry 5: \"path_hex\" is not lower-case hex"},
+      {"/entries/3", 7, "manifest entry 3: not an object"},
+  };
+  for (const Case& c : cases) {
+    json j = SampleJson();
+    json::json_pointer ptr(c.pointer);
+    if (c.value.is_null()) {
+      j[ptr.parent_pointer()].erase(ptr.back());
+    } else {
+      j[ptr] = c.value;
+    }
+    Status s = DecodeJson(j);
+    EXPECT_EQ(s.code(), Code::kInvalidArgument) << c.pointer;
+    EXPECT_EQ(s.message(), c.message) << c.pointer;
+  }
+}
+
+TEST(ManifestTest, RefusesCorruptBytes) {
+  EXPECT_EQ(DecodeManifest("").status().message(), "manifest: not zstd data");
+  EXPECT_EQ(DecodeManifest("{\"format\": 1}").status().message(), "manifest: not zstd data");
+  auto enc = EncodeManifest(Sample());
+  ASSERT_TRUE(enc.ok());
+  std::string truncated = enc->substr(0, enc->size() - 5);
+  Status t = DecodeManifest(truncated).status();
+  EXPECT_EQ(t.code(), Code::kCorruption);
+  EXPECT_EQ(t.message().rfind("manifest: corrupt zstd data: ", 0), 0u) << t.message();
+  std::string flipped = *enc;
+  flipped[flipped.size() / 2] ^= 0x55;
+  Status f = DecodeManifest(flipped).status();
+  EXPECT_FALSE(f.ok());
+  EXPECT_EQ(DecodeManifest(*enc + "x").status().message(),
+            "manifest: corrupt zstd data: trailing bytes after the frame");
+  Status nj = DecodeManifest(Zstd("{not json")).status();
+  EXPECT_EQ(nj.code(), Code::kCorruption);
+  EXPECT_EQ(nj.message(), "manifest: not JSON");
+  EXPECT_EQ(DecodeManifest(Zstd("[1]")).status().message(), "manifest: not a JSON object");
+}
+
+}  // namespace
+}  // namespace cutover

@@ -1,0 +1,294 @@
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+#include <random>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <zstd.h>
+
+#include "core/failpoint.h"
+#include "core/file_util.h"
+#include "datasync/file_store.h"
+#include "datasync/manifest.h"
+#include "datasync/pull.h"
+#include "datasync/push.h"
+#include "tests/harness/test_env.h"
+
+namespace cutover {
+namespace {
+
+const ChunkerParams kSmall{4096, 16384, 131072};
+
+std::string Random(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+void Write(const std::string& path, const std::string& data, mode_t mode = 0644) {
+  ASSERT_TRUE(WriteFileAtomic(path, data, mode).ok());
+  ASSERT_EQ(::chmod(path.c_str(), mode), 0);
+}
+
+void SetMtime(const std::string& path, int64_t sec, long nsec) {
+  struct timespec t[2] = {{sec, nsec}, {sec, nsec}};
+  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), t, AT_SYMLINK_NOFOLLOW), 0);
+}
+
+// path -> "type mode mtime content-or-target" for every entry under root.
+void Describe(const std::string& root, const std::string& rel,
+              std::map<std::string, std::string>* out) {
+  std::string dir = rel.empty() ? root : root + "/" + rel;
+  DIR* d = ::opendir(dir.c_str());
+  ASSERT_NE(d, nullptr) << dir;
+  while (auto* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    std::string path = rel.empty() ? n : rel + "/" + n;
+    std::string full = root + "/" + path;
+    struct stat st;
+    ASSERT_EQ(::lstat(full.c_str(), &st), 0);
+    std::string desc = std::to_string(st.st_mode) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+                       std::to_string(st.st_mtim.tv_nsec) + " ";
+    if (S_ISDIR(st.st_mode)) {
+      Describe(root, path, out);
+    } else if (S_ISLNK(st.st_mode)) {
+      char buf[4096];
+      ssize_t k = ::readlink(full.c_str(), buf, sizeof buf);
+      desc += std::string(buf, static_cast<size_t>(k));
+    } else if (S_ISREG(st.st_mode)) {
+      desc += ToHex(Sha256Of(*ReadFile(full)));
+    }
+    (*out)[path] = desc;
+  }
+  ::closedir(d);
+}
+
+std::string Zstd(const std::string& text) {
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  out.resize(ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 1));
+  return out;
+}
+
+std::map<std::string, std::string> Tree(const std::string& root) {
+  std::map<std::string, std::string> out;
+  Describe(root, "", &out);
+  return out;
+}
+
+// A FileStore that records the order of calls.
+class RecordingStore : public Store {
+ public:
+  explicit RecordingStore(Store& inner) : inner_(inner) {}
+  std::string Url() const override { return inner_.Url(); }
+  Status Put(std::string_view k, std::string_view b) override {
+    Log("put " + std::string(k));
+    return inner_.Put(k, b);
+  }
+  Result<std::string> Get(std::string_view k) override {
+    Log("get " + std::string(k));
+    return inner_.Get(k);
+  }
+  Result<std::string> GetRange(std::string_view k, uint64_t o, uint64_t l) override {
+    Log("range " + std::string(k));
+    return inner_.GetRange(k, o, l);
+  }
+  Result<uint64_t> Head(std::string_view k) override {
+    Log("head " + std::string(k));
+    return inner_.Head(k);
+  }
+  Status List(std::string_view p,
+              const std::function<Status(std::string_view, uint64_t)>& fn) override {
+    return inner_.List(p, fn);
+  }
+  Status Delete(std::string_view k) override { return inner_.Delete(k); }
+  std::vector<std::string> calls;
+
+ private:
+  void Log(std::string s) {
+    std::lock_guard<std::mutex> l(mu_);
+    calls.push_back(std::move(s));
+  }
+  Store& inner_;
+  std::mutex mu_;
+};
+
+class PushPullTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    src_ = dir_.Join("src");
+    ASSERT_TRUE(MakeDirs(src_ + "/data/deep").ok());
+    big_ = Random(600000, 1);
+    Write(src_ + "/data/big.bin", big_, 0640);
+    Write(src_ + "/data/run.sh", "#!/bin/sh\necho hi\n", 0755);
+    Write(src_ + "/data/empty", "");
+    for (int i = 0; i < 50; ++i) {
+      Write(src_ + "/data/deep/s" + std::to_string(i), "small file " + std::to_string(i % 40));
+    }
+    ASSERT_EQ(::symlink("data/big.bin", (src_ + "/latest").c_str()), 0);
+    ASSERT_EQ(::symlink("/etc/hostname", (src_ + "/abs").c_str()), 0);
+    ASSERT_EQ(::mkfifo((src_ + "/data/fifo").c_str(), 0644), 0);
+    SetMtime(src_ + "/data/big.bin", 1600000000, 123456789);
+    SetMtime(src_ + "/latest", 1600000001, 5);
+    ASSERT_EQ(::chmod((src_ + "/data/deep").c_str(), 0750), 0);
+    SetMtime(src_ + "/data/deep", 1600000002, 7);
+    auto s = FileStore::Open("file://" + dir_.Join("store"));
+    ASSERT_TRUE(s.ok());
+    store_ = std::move(s).value();
+  }
+
+  Result<PushResult> DoPush(Store& store, const ChunkerParams& p = kSmall) {
+    return Push(src_, store, PushOptions{"snap", p});
+  }
+
+  testing::TempDir dir_;
+  std::string src_;
+  std::string big_;
+  std::unique_ptr<FileStore> store_;
+};
+
+TEST_F(PushPullTest, RoundTripRestoresContentModesTimesAndLinks) {
+  auto pushed = DoPush(*store_);
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  EXPECT_EQ(pushed->files, 53u);
+  EXPECT_EQ(pushed->dirs, 2u);
+  EXPECT_EQ(pushed->symlinks, 2u);
+  EXPECT_EQ(pushed->skipped, std::vector<std::string>{"data/fifo (fifo)"});
+  // 50 small files with 40 distinct contents and run.sh go into one pack.
+  size_t packs = 0, chunks = 0;
+  ASSERT_TRUE(store_
+                  ->List("",
+                         [&](std::string_view k, uint64_t) {
+                           packs += k.starts_with("packs/");
+                           chunks += k.starts_with("chunks/");
+                           return Status::Ok();
+                         })
+                  .ok());
+  EXPECT_EQ(packs, 1u);
+  EXPECT_GE(chunks, 600000u / kSmall.max_size);
+  EXPECT_EQ(pushed->uploaded_objects, packs + chunks);
+
+  auto pulled = Pull(*store_, "snap", dir_.Join("dest"));
+  ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
+  auto want = Tree(src_);
+  want.erase("data/fifo");
+  EXPECT_EQ(Tree(dir_.Join("dest")), want);
+  EXPECT_EQ(pulled->bytes, pushed->bytes);
+
+  // Pulling again over the restored tree gives the same tree.
+  ASSERT_TRUE(Pull(*store_, "snap", dir_.Join("dest")).ok());
+  EXPECT_EQ(Tree(dir_.Join("dest")), want);
+}
+
+TEST_F(PushPullTest, RepushSendsOnlyWhatChanged) {
+  auto first = DoPush(*store_);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto again = DoPush(*store_);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->uploaded_objects, 0u);
+  std::string edited = big_;
+  edited[300000] ^= 1;
+  Write(src_ + "/data/big.bin", edited, 0640);
+  auto third = DoPush(*store_);
+  ASSERT_TRUE(third.ok());
+  EXPECT_GE(third->uploaded_objects, 1u);
+  EXPECT_LE(third->uploaded_objects, 2u);
+  EXPECT_LE(third->uploaded_bytes, 2 * kSmall.max_size);
+}
+
+TEST_F(PushPullTest, ManifestIsPublishedLastAfterEveryChunkIsConfirmed) {
+  RecordingStore rec(*store_);
+  ASSERT_TRUE(DoPush(rec).ok());
+  ASSERT_FALSE(rec.calls.empty());
+  EXPECT_EQ(rec.calls.back(), "put snapshots/snap");
+  // Every chunk or pack put is followed by a head of the same key before the manifest.
+  for (size_t i = 0; i + 1 < rec.calls.size(); ++i) {
+    const std::string& c = rec.calls[i];
+    if (!c.starts_with("put chunks/") && !c.starts_with("put packs/")) continue;
+    std::string head = "head " + c.substr(4);
+    auto it = std::find(rec.calls.begin() + static_cast<long>(i) + 1, rec.calls.end(), head);
+    EXPECT_NE(it, rec.calls.end()) << c;
+  }
+  // A push that fails before publishing leaves the old snapshot (here: none).
+  testing::TempDir other;
+  auto s2 = FileStore::Open("file://" + other.Join("store"));
+  ASSERT_TRUE(failpoint::Configure("push.manifest_put.before:error").ok());
+  auto failed = DoPush(**s2);
+  ASSERT_TRUE(failpoint::Configure("").ok());
+  EXPECT_EQ(failed.status().message(), "failpoint push.manifest_put.before");
+  EXPECT_EQ(*(*s2)->Exists("snapshots/snap"), false);
+}
+
+TEST_F(PushPullTest, RefusesAStoreMadeWithOtherChunkerParams) {
+  ASSERT_TRUE(DoPush(*store_).ok());
+  auto r = DoPush(*store_, ChunkerParams{});
+  EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(r.status().message(), "store " + store_->Url() +
+                                      " was created with chunker min/avg/max 4096/16384/131072, "
+                                      "not 524288/1048576/8388608");
+}
+
+TEST_F(PushPullTest, CorruptChunkFailsThePullAndLeavesNoFile) {
+  ASSERT_TRUE(DoPush(*store_).ok());
+  auto m = DecodeManifest(*store_->Get("snapshots/snap"));
+  ASSERT_TRUE(m.ok());
+  const ChunkRef* victim = nullptr;
+  for (const Entry& e : m->entries) {
+    if (e.path == "data/big.bin") victim = &e.chunks[1];
+  }
+  ASSERT_NE(victim, nullptr);
+  std::string key = ChunkKey(victim->id);
+  std::string bytes = *store_->Get(key);
+  bytes[10] ^= 0x40;
+  ASSERT_TRUE(store_->Put(key, bytes).ok());
+  auto r = Pull(*store_, "snap", dir_.Join("dest"));
+  EXPECT_EQ(r.status().code(), Code::kCorruption);
+  EXPECT_EQ(r.status().message(), "pull: file data/big.bin: chunk " + ToHex(victim->id) +
+                                      " is corrupt in the store (its SHA-256 does not match)");
+  struct stat st;
+  EXPECT_NE(::lstat(dir_.Join("dest/data/big.bin").c_str(), &st), 0);
+  auto left = Tree(dir_.Join("dest/data"));
+  for (const auto& [path, desc] : left) EXPECT_EQ(path.find("cutover-tmp"), std::string::npos);
+}
+
+TEST_F(PushPullTest, RefusesUnsafeManifestsAndSymlinksInTheWay) {
+  // A crafted manifest with "../" is refused before anything is written.
+  std::string json_text =
+      R"({"format":1,"name":"evil","created_ns":0,"chunker":{"version":1,"min":4096,"avg":16384,)"
+      R"("max":131072},"hash":"sha256","entries":[{"path":"ok","type":"dir","mode":493,)"
+      R"("mtime_ns":0},{"path":"../escape","type":"symlink","mode":511,"mtime_ns":0,)"
+      R"("target":"/"}]})";
+  std::string crafted = Zstd(json_text);
+  ASSERT_TRUE(store_->Put("snapshots/evil", crafted).ok());
+  auto r = Pull(*store_, "evil", dir_.Join("dest"));
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "pull: snapshot evil: manifest entry 1: path \"../escape\" has a \"..\" component");
+  struct stat st;
+  EXPECT_NE(::lstat(dir_.Join("dest/ok").c_str(), &st), 0);
+  EXPECT_NE(::lstat(dir_.Join("escape").c_str(), &st), 0);
+
+  // A symlink already in DEST where the snapshot has a directory is never followed.
+  ASSERT_TRUE(DoPush(*store_).ok());
+  std::string outside = dir_.Join("outside");
+  ASSERT_TRUE(MakeDirs(outside).ok());
+  ASSERT_TRUE(MakeDirs(dir_.Join("dest2")).ok());
+  ASSERT_EQ(::symlink(outside.c_str(), dir_.Join("dest2/data").c_str()), 0);
+  auto r2 = Pull(*store_, "snap", dir_.Join("dest2"));
+  EXPECT_EQ(r2.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(r2.status().message(),
+            "pull: " + dir_.Join("dest2/data") + " exists and is not a directory; remove it first");
+  EXPECT_TRUE(Tree(outside).empty());
+  EXPECT_EQ(Pull(*store_, "nope", dir_.Join("dest3")).status().message(),
+            "pull: no snapshot nope in " + store_->Url());
+}
+
+}  // namespace
+
+}  // namespace cutover
