@@ -26,8 +26,10 @@ int main(int argc, char** argv) {
       ->configurable(false);
   app.add_option("--out", g.out, "Also write the result document to FILE")->type_name("FILE");
   app.add_flag("-q,--quiet", g.quiet, "No progress output");
-  app.add_option("--progress", g.progress, "Progress events: json streams them on stderr")
-      ->check(CLI::IsMember({"auto", "json", "none"}));
+  app.add_option("--progress", g.progress,
+                 "Progress on stderr: auto (a bar on a terminal, periodic lines otherwise), bar, "
+                 "plain, json (one event per line), none")
+      ->check(CLI::IsMember({"auto", "bar", "plain", "json", "none"}));
   app.add_option("--db", g.db, "SQLite state file (default $CUTOVER_DB or "
                                "~/.local/share/cutover/cutover.db)")
       ->type_name("FILE");

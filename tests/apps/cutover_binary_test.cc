@@ -1,0 +1,316 @@
+// Tests of the built `cutover` binary: it links no NVIDIA library, starts in milliseconds, lists
+// its tools, and `compat run --backend cuda` loads the plugin only when asked.
+#include <elf.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "compat/backend_loader.h"
+#include "tests/harness/test_env.h"
+
+extern char** environ;
+
+namespace cutover {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr char kCutover[] = CUTOVER_TEST_CUTOVER_BIN;
+
+// The DT_NEEDED entries of a 64-bit little-endian ELF file, read from its section headers.
+Result<std::vector<std::string>> ElfNeeded(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (data.size() < sizeof(Elf64_Ehdr) || std::memcmp(data.data(), ELFMAG, SELFMAG) != 0 ||
+      data[EI_CLASS] != ELFCLASS64) {
+    return Status::InvalidArgument(path + ": not a 64-bit ELF file");
+  }
+  Elf64_Ehdr eh;
+  std::memcpy(&eh, data.data(), sizeof(eh));
+  auto section = [&](size_t i) {
+    Elf64_Shdr sh{};
+    size_t off = eh.e_shoff + i * eh.e_shentsize;
+    if (off + sizeof(sh) <= data.size()) std::memcpy(&sh, data.data() + off, sizeof(sh));
+    return sh;
+  };
+  std::vector<std::string> needed;
+  bool found = false;
+  for (size_t i = 0; i < eh.e_shnum; ++i) {
+    Elf64_Shdr dyn = section(i);
+    if (dyn.sh_type != SHT_DYNAMIC) continue;
+    found = true;
+    Elf64_Shdr str = section(dyn.sh_link);
+    for (size_t off = dyn.sh_offset; off + sizeof(Elf64_Dyn) <= dyn.sh_offset + dyn.sh_size;
+         off += sizeof(Elf64_Dyn)) {
+      Elf64_Dyn d;
+      std::memcpy(&d, data.data() + off, sizeof(d));
+      if (d.d_tag == DT_NULL) break;
+      if (d.d_tag != DT_NEEDED) continue;
+      size_t name = str.sh_offset + d.d_un.d_val;
+      if (name >= data.size()) return Status::Corruption(path + ": bad DT_NEEDED offset");
+      needed.emplace_back(data.c_str() + name);
+    }
+  }
+  if (!found) return Status::InvalidArgument(path + ": no dynamic section");
+  return needed;
+}
+
+bool IsNvidiaLibrary(const std::string& soname) {
+  for (const char* prefix :
+       {"libcuda", "libcudart", "libcublas", "libcudnn", "libnccl", "libnvidia-", "libnvrtc",
+        "libnvml", "libcufft", "libcurand", "libcusolver", "libcusparse", "libnvJitLink"}) {
+    if (soname.rfind(prefix, 0) == 0) return true;
+  }
+  return false;
+}
+
+struct ProcResult {
+  int exit_code = -1;
+  std::string out, err;
+  double seconds = 0;      // wall clock
+  double cpu_seconds = 0;  // user + system
+  long max_rss_kib = 0;
+};
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Runs the cutover binary with `args` and extra environment entries ("NAME=value"; "NAME=" to
+// remove NAME), capturing stdout and stderr separately.
+ProcResult RunCutover(const std::vector<std::string>& args,
+                      const std::vector<std::string>& env = {}) {
+  testing::TempDir tmp;
+  std::string out_path = tmp.Join("out"), err_path = tmp.Join("err");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  posix_spawn_file_actions_addopen(&fa, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::vector<std::string> argv_s = {kCutover};
+  argv_s.insert(argv_s.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (std::string& a : argv_s) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::vector<std::string> env_s;
+  for (char** e = environ; *e != nullptr; ++e) {
+    std::string entry = *e;
+    std::string name = entry.substr(0, entry.find('='));
+    bool overridden = std::any_of(env.begin(), env.end(), [&](const std::string& x) {
+      return x.substr(0, x.find('=')) == name;
+    });
+    if (!overridden) env_s.push_back(entry);
+  }
+  for (const std::string& x : env) {
+    if (x.back() != '=') env_s.push_back(x);
+  }
+  std::vector<char*> envp;
+  for (std::string& e : env_s) envp.push_back(e.data());
+  envp.push_back(nullptr);
+
+  ProcResult run;
+  auto start = std::chrono::steady_clock::now();
+  pid_t pid = -1;
+  if (posix_spawn(&pid, kCutover, &fa, nullptr, argv.data(), envp.data()) != 0) {
+    ADD_FAILURE() << "posix_spawn " << kCutover << " failed";
+    posix_spawn_file_actions_destroy(&fa);
+    return run;
+  }
+  int status = 0;
+  struct rusage ru {};
+  ::wait4(pid, &status, 0, &ru);
+  run.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  posix_spawn_file_actions_destroy(&fa);
+  run.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  run.max_rss_kib = ru.ru_maxrss;
+  run.cpu_seconds =
+      ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+  run.out = Slurp(out_path);
+  run.err = Slurp(err_path);
+  return run;
+}
+
+int Lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(CutoverBinary, LinksNoNvidiaLibrary) {
+  Result<std::vector<std::string>> needed = ElfNeeded(kCutover);
+  ASSERT_TRUE(needed.ok()) << needed.status().ToString();
+  // The parser works: libc is always there.
+  EXPECT_THAT(*needed, ::testing::Contains("libc.so.6"));
+  for (const std::string& n : *needed) EXPECT_FALSE(IsNvidiaLibrary(n)) << n;
+}
+
+#ifdef CUTOVER_HAVE_CUDA_PLUGIN
+TEST(CutoverBinary, TheCudaPluginIsWhereTheNvidiaLibrariesAre) {
+  // The same check flags the plugin, so it can fail.
+  Result<std::vector<std::string>> needed = ElfNeeded(CUTOVER_TEST_CUDA_PLUGIN);
+  ASSERT_TRUE(needed.ok()) << needed.status().ToString();
+  int nvidia = 0;
+  for (const std::string& n : *needed) nvidia += IsNvidiaLibrary(n) ? 1 : 0;
+  EXPECT_GE(nvidia, 4) << ::testing::PrintToString(*needed);
+  EXPECT_THAT(*needed, ::testing::Contains(::testing::StartsWith("libcudnn.so")));
+  EXPECT_THAT(*needed, ::testing::Contains(::testing::StartsWith("libnccl.so")));
+}
+#endif
+
+// The 1-minute load average per CPU: above 1, wall-clock times measure the scheduler.
+double LoadPerCpu() {
+  std::ifstream in("/proc/loadavg");
+  double load = 0;
+  in >> load;
+  long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
+  return cpus > 0 ? load / cpus : load;
+}
+
+TEST(CutoverBinary, VersionStartsInUnder50Milliseconds) {
+  std::vector<double> wall, cpu;
+  for (int i = 0; i < 5; ++i) {
+    ProcResult r = RunCutover({"--version"});
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_THAT(r.out, ::testing::StartsWith("cutover "));
+    wall.push_back(r.seconds);
+    cpu.push_back(r.cpu_seconds);
+  }
+  std::sort(wall.begin(), wall.end());
+  std::sort(cpu.begin(), cpu.end());
+  RecordProperty("version_median_wall_ms", std::to_string(wall[2] * 1000));
+  RecordProperty("version_median_cpu_ms", std::to_string(cpu[2] * 1000));
+  // What the binary itself costs, whatever else the machine is doing.
+  EXPECT_LT(cpu[2], 0.050) << "median CPU time of 5 runs of cutover --version";
+  double load = LoadPerCpu();
+  if (load < 1.0) {
+    EXPECT_LT(wall[2], 0.050) << "median wall time of 5 runs of cutover --version";
+  } else {
+    // An overloaded machine (shared CI runner) still must not see anything like a CUDA init.
+    EXPECT_LT(wall[2], 0.500) << "median wall time of 5 runs, load " << load << " per CPU";
+  }
+}
+
+TEST(CutoverBinary, HelpListsEveryTool) {
+  ProcResult r = RunCutover({"--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* tool : {"probe", "compat", "datasync", "canary", "assess"}) {
+    EXPECT_THAT(r.out, ::testing::ContainsRegex(std::string("\n  ") + tool + " ")) << tool;
+  }
+}
+
+TEST(CutoverBinary, CompatRunHelpIsTruthful) {
+  ProcResult r = RunCutover({"compat", "run", "--help"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_THAT(r.out, HasSubstr("running suites is not built yet"));
+  EXPECT_THAT(r.out, HasSubstr("--backend cpu is not built yet"));
+  EXPECT_THAT(r.out, HasSubstr("CUTOVER_CUDA_PLUGIN"));
+}
+
+TEST(CutoverBinary, CompatRunCudaOnThisHost) {
+  ProcResult r = RunCutover({"compat", "run", "--backend", "cuda"}, {"CUTOVER_CUDA_PLUGIN="});
+#ifdef CUTOVER_HAVE_CUDA_PLUGIN
+  // What the plugin says here decides what cutover must say.
+  Result<LoadedBackend> b = LoadBackendFile(CUTOVER_TEST_CUDA_PLUGIN);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  Status init = b->Init();
+  if (init.ok()) {
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_THAT(r.out, HasSubstr("  device 0: "));
+    EXPECT_EQ(r.err, "cutover: running compat suites is not built yet\n");
+    return;
+  }
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.err, "cutover: CUDA backend: " + init.message() + "\n");
+#else
+  std::string dir = std::string(kCutover).substr(0, std::string(kCutover).rfind('/'));
+  std::string parent = dir.substr(0, dir.rfind('/'));
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.err, "cutover: CUDA backend plugin not found: tried " + dir +
+                       "/libcutover_compat_cuda.so, " + parent +
+                       "/lib/cutover/libcutover_compat_cuda.so (set CUTOVER_CUDA_PLUGIN to its "
+                       "path)\n");
+#endif
+  EXPECT_EQ(Lines(r.err), 1) << r.err;
+  EXPECT_EQ(r.out, "");
+}
+
+TEST(CutoverBinary, CompatRunWithFakeDevicesPrintsThemThenSaysNotBuilt) {
+  ProcResult r = RunCutover(
+      {"compat", "run", "--backend", "cuda"},
+      {std::string("CUTOVER_CUDA_PLUGIN=") + CUTOVER_TEST_PLUGIN_FAKE, "CUTOVER_FAKE_DEVICES=2"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.out, std::string("CUDA backend: ") + CUTOVER_TEST_PLUGIN_FAKE +
+                       "\n"
+                       "  build: fake plugin for tests\n"
+                       "  libraries: CUDA runtime 13.0, CUDA driver 13.1, cuBLAS 13.1.0, "
+                       "cuBLASLt 13.1.0, cuDNN 9.19.0, NCCL 2.28.9\n"
+                       "  device 0: Fake GPU 0, compute capability 9.0, 80.0 GiB, 132 SMs, PCI "
+                       "0000:10:00.0\n"
+                       "  device 1: Fake GPU 1, compute capability 9.0, 80.0 GiB, 132 SMs, PCI "
+                       "0000:11:00.0\n");
+  EXPECT_EQ(r.err, "cutover: running compat suites is not built yet\n");
+}
+
+TEST(CutoverBinary, CompatRunWithFakeNoDriverExits3) {
+  ProcResult r = RunCutover(
+      {"compat", "run"},
+      {std::string("CUTOVER_CUDA_PLUGIN=") + CUTOVER_TEST_PLUGIN_FAKE, "CUTOVER_FAKE_DEVICES="});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.err, "cutover: CUDA backend: no CUDA driver: the fake plugin has none\n");
+}
+
+TEST(CutoverBinary, CompatRunRefusesPluginOfAnotherAbi) {
+  ProcResult r = RunCutover({"compat", "run", "--backend", "cuda"},
+                            {std::string("CUTOVER_CUDA_PLUGIN=") + CUTOVER_TEST_PLUGIN_ABI999});
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_EQ(r.err, std::string("cutover: CUDA backend plugin ") + CUTOVER_TEST_PLUGIN_ABI999 +
+                       " refused: plugin ABI 999, this cutover speaks 1\n");
+}
+
+TEST(CutoverBinary, CompatRunCpuIsNotBuiltYet) {
+  ProcResult r = RunCutover({"compat", "run", "--backend", "cpu"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_EQ(r.err, "cutover: cutover compat run --backend cpu is not built yet\n");
+}
+
+TEST(CutoverBinary, CompatRunRejectsUnknownBackend) {
+  ProcResult r = RunCutover({"compat", "run", "--backend", "rocm"});
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_THAT(r.err, HasSubstr("--backend"));
+}
+
+#ifdef CUTOVER_HAVE_CUDA_PLUGIN
+TEST(CutoverBinary, CudaLibrariesLoadOnlyInAProcessThatAskedForThem) {
+  ProcResult version = RunCutover({"--version"}, {"LD_DEBUG=libs", "CUTOVER_CUDA_PLUGIN="});
+  ASSERT_EQ(version.exit_code, 0);
+  EXPECT_THAT(version.err, Not(HasSubstr("libcudart")));
+  EXPECT_THAT(version.err, Not(HasSubstr("libcutover_compat_cuda")));
+  ProcResult compat =
+      RunCutover({"compat", "run", "--backend", "cuda"}, {"LD_DEBUG=libs", "CUTOVER_CUDA_PLUGIN="});
+  EXPECT_THAT(compat.err, HasSubstr("libcutover_compat_cuda.so"));
+  EXPECT_THAT(compat.err, HasSubstr("libcudart.so"));
+  EXPECT_THAT(compat.err, HasSubstr("libcudnn.so"));
+  // And the memory that costs shows only there.
+  ProcResult v2 = RunCutover({"--version"}, {"CUTOVER_CUDA_PLUGIN="});
+  ProcResult c2 = RunCutover({"compat", "run", "--backend", "cuda"}, {"CUTOVER_CUDA_PLUGIN="});
+  RecordProperty("version_max_rss_kib", std::to_string(v2.max_rss_kib));
+  RecordProperty("compat_cuda_max_rss_kib", std::to_string(c2.max_rss_kib));
+  EXPECT_GT(c2.max_rss_kib, v2.max_rss_kib + 1024)
+      << "--version " << v2.max_rss_kib << " KiB, compat run " << c2.max_rss_kib << " KiB";
+}
+#endif
+
+}  // namespace
+}  // namespace cutover
