@@ -1,0 +1,197 @@
+// The fingerprint document ("schema": "cutover.fingerprint/1"): what `cutover probe collect`
+// learns about a host or an image: OS, CPU, memory, NVIDIA driver, GPUs, CUDA toolkits, GPU
+// libraries, frameworks, environment, network, and the problems met while collecting.
+//
+// It lives in core because compat and report embed it. The JSON form is specified by
+// docs/schemas/fingerprint-1.json; key names are a public contract (reports, policies and other
+// tools read them). Unknown values are JSON null (std::optional empty), never invented.
+// Bump kFingerprintSchema (and add fingerprint-<n>.json) on any incompatible change.
+//
+// Thread-safety: plain values.
+#ifndef CUTOVER_CORE_FINGERPRINT_H_
+#define CUTOVER_CORE_FINGERPRINT_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/status.h"
+
+namespace cutover {
+
+inline constexpr char kFingerprintSchema[] = "cutover.fingerprint/1";
+
+// One problem met while collecting. severity: "error" | "warning" | "info"; code: a stable
+// dotted name ("driver.missing", "file.unreadable", ...).
+struct Finding {
+  std::string severity;
+  std::string code;
+  std::string message;
+  bool operator==(const Finding&) const = default;
+};
+
+struct ContainerInfo {
+  bool detected = false;
+  std::optional<std::string> runtime;  // "docker" | "podman" | "containerd" | "kubernetes" | ...
+  std::vector<std::string> hints;      // what gave it away ("/.dockerenv", "cgroup:docker", ...)
+};
+
+struct OsInfo {
+  std::optional<std::string> id;          // os-release ID ("ubuntu")
+  std::optional<std::string> version_id;  // os-release VERSION_ID ("22.04")
+  std::optional<std::string> pretty_name;
+  std::optional<std::string> kernel;  // "5.15.0-105-generic"
+  std::optional<std::string> glibc;   // "2.35"
+  std::optional<std::string> arch;    // "x86_64" | "aarch64"
+  ContainerInfo container;
+};
+
+struct CpuInfo {
+  std::optional<std::string> model;
+  std::optional<int> cores;       // logical CPUs listed in /proc/cpuinfo
+  std::optional<int> numa_nodes;  // /sys/devices/system/node/node*
+};
+
+struct DriverInfo {
+  std::string status = "missing";                    // "ok" | "missing" | "error"
+  std::optional<std::string> version;                // the driver version ("550.54.14")
+  std::optional<std::string> cuda_version;           // highest CUDA the driver supports ("12.4")
+  std::optional<std::string> source;                 // "nvml" | "procfs" | "libcuda"
+  std::optional<std::string> error;                  // why, when status is not "ok"
+  std::optional<std::string> kernel_module_version;  // /proc/driver/nvidia/version
+  std::optional<std::string> kernel_module_flavor;   // "open" | "proprietary"
+  std::optional<std::string> userspace_version;      // from libcuda.so.<version>
+  std::optional<std::string> fabric_manager_version;
+  bool container_toolkit = false;  // nvidia-container-toolkit / nvidia-container-cli present
+  bool cdi = false;                // a CDI spec for nvidia.com/gpu present
+};
+
+struct EccInfo {
+  std::optional<bool> enabled;
+  std::optional<uint64_t> volatile_uncorrected;
+  std::optional<uint64_t> aggregate_uncorrected;
+};
+
+struct RemappedRows {
+  std::optional<bool> pending;
+  std::optional<bool> failure;
+};
+
+struct MigInfo {
+  std::optional<bool> enabled;
+  std::optional<int> instances;
+};
+
+struct PcieInfo {
+  std::optional<int> gen_current;
+  std::optional<int> gen_max;
+  std::optional<int> width_current;
+  std::optional<int> width_max;
+};
+
+struct GpuInfo {
+  int index = 0;
+  std::optional<std::string> name;
+  std::optional<std::string> uuid;
+  std::optional<std::string> pci_bus_id;          // "00000000:3B:00.0"
+  std::optional<std::string> pci_device_id;       // "0x2330"
+  std::optional<std::string> compute_capability;  // "9.0"
+  std::optional<uint64_t> memory_mib;
+  std::optional<std::string> generation;  // "Hopper"
+  std::optional<std::string> vbios;
+  std::string source;  // "nvml" | "procfs"
+  EccInfo ecc;
+  RemappedRows remapped_rows;
+  MigInfo mig;
+  PcieInfo pcie;
+  std::optional<double> power_limit_w;
+  std::vector<std::string> throttle_reasons;
+  std::optional<bool> persistence_mode;
+  std::vector<bool> nvlink_active;  // per link, where NVML gives it
+};
+
+struct ToolkitInfo {
+  std::string version;  // "12.4.1" or "12.4"
+  std::string path;     // "/usr/local/cuda-12.4"
+  std::string source;   // "version.json" | "version.txt" | "nvcc" | "cuda.h"
+};
+
+struct LibraryInfo {
+  std::string name;                    // "cudnn", "cudnn_ops", "cublasLt", "nccl-net-ofi", ...
+  std::optional<std::string> version;  // best known version ("9.1.0")
+  std::string path;                    // the file found ("/usr/lib/x86_64-linux-gnu/libcudnn.so.9")
+  std::optional<std::string> real_path;       // where its links lead, when different
+  std::optional<std::string> version_source;  // "file_name" | "header" | "dist-info" | "soname"
+  std::string origin;  // "ld.so.conf" | "standard" | "LD_LIBRARY_PATH" | "cuda" | "pip"
+};
+
+struct FrameworkInfo {
+  std::string name;  // Python distribution name: "torch", "tensorflow", "jax", ...
+  std::optional<std::string> version;
+  std::optional<std::string> cuda;         // the CUDA it was built for ("12.4")
+  std::optional<std::string> cudnn;        // the cuDNN it was built for or requires
+  std::string path;                        // its site-packages directory
+  std::vector<std::string> requires_dist;  // nvidia-* / cuda-related Requires-Dist entries
+};
+
+struct InfinibandPort {
+  std::string port;
+  std::optional<std::string> state;       // "ACTIVE"
+  std::optional<std::string> rate;        // "400 Gb/sec (4X NDR)"
+  std::optional<std::string> link_layer;  // "InfiniBand" | "Ethernet"
+};
+
+struct InfinibandDevice {
+  std::string device;  // "mlx5_0"
+  std::optional<std::string> firmware;
+  std::optional<std::string> board_id;
+  std::vector<InfinibandPort> ports;
+};
+
+struct NetworkInfo {
+  std::vector<InfinibandDevice> infiniband;
+  bool nvidia_peermem = false;
+  std::vector<std::string> gpudirect_modules;  // nvidia_peermem, nv_peer_mem, gdrdrv loaded
+};
+
+struct CollectionInfo {
+  std::vector<Finding> findings;
+  double duration_ms = 0;
+  std::string root = "/";
+  bool live = true;  // NVML and the CUDA driver were asked (only with root "/")
+  std::optional<std::string> collected_at;  // RFC 3339 UTC
+  std::optional<std::string> cutover_version;
+};
+
+struct Fingerprint {
+  std::optional<std::string> hostname;
+  OsInfo os;
+  CpuInfo cpu;
+  std::optional<uint64_t> memory_mib;
+  DriverInfo driver;
+  std::vector<GpuInfo> gpus;
+  std::vector<ToolkitInfo> cuda_toolkits;  // JSON: "cuda": {"toolkits": [...]}
+  std::vector<LibraryInfo> libraries;
+  std::vector<FrameworkInfo> frameworks;
+  std::map<std::string, std::string> env;
+  NetworkInfo network;
+  CollectionInfo collection;
+};
+
+// The JSON document (with "schema": kFingerprintSchema).
+nlohmann::json FingerprintToJson(const Fingerprint& fp);
+
+// Reads a document. InvalidArgument when it is not an object, has no or another "schema" (a
+// newer one is named as such), or a field has the wrong type (the message names the field).
+Result<Fingerprint> FingerprintFromJson(const nlohmann::json& doc);
+
+// Parses JSON text, then FingerprintFromJson.
+Result<Fingerprint> ParseFingerprint(std::string_view text);
+
+}  // namespace cutover
+
+#endif  // CUTOVER_CORE_FINGERPRINT_H_

@@ -1,0 +1,211 @@
+// Collectors for the driver and GPU sections from files (/proc/driver/nvidia, sysfs PCI, library
+// file names, package databases) and the GPU table.
+#include <algorithm>
+#include <cctype>
+#include <cstdio>
+
+#include "probe/collect.h"
+#include "probe/data.h"
+#include "probe/parsers.h"
+
+namespace cutover::probe {
+namespace {
+
+constexpr char kProcVersion[] = "/proc/driver/nvidia/version";
+constexpr char kProcGpus[] = "/proc/driver/nvidia/gpus";
+constexpr char kPciDevices[] = "/sys/bus/pci/devices";
+constexpr unsigned kNvidiaVendor = 0x10de;
+
+// "0000:3b:00.0" / "00000000:3B:00.0" -> "00000000:3B:00.0" (NVML's form); other text as is.
+std::string NormalizeBusId(std::string_view id) {
+  id = Trim(id);
+  size_t colon = id.find(':');
+  if (colon == std::string_view::npos) return std::string(id);
+  std::string domain(id.substr(0, colon));
+  std::string rest(id.substr(colon + 1));
+  if (domain.size() < 8) domain.insert(0, 8 - domain.size(), '0');
+  std::string out = domain + ":" + rest;
+  for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::optional<std::string> ReadTrimmed(CollectContext& ctx, const std::string& path) {
+  auto v = ctx.ReadOptional(path, 4096);
+  if (!v) return std::nullopt;
+  std::string_view t = Trim(*v);
+  if (t.empty()) return std::nullopt;
+  return std::string(t);
+}
+
+}  // namespace
+
+void CompleteFromGpuTable(GpuInfo* gpu) {
+  std::optional<unsigned> id;
+  if (gpu->pci_device_id) id = ParseHex(*gpu->pci_device_id);
+  const GpuModel* m = FindGpuModel(BuiltinGpuTable(), id, gpu->name.value_or(""));
+  if (m == nullptr) return;
+  if (!gpu->name) gpu->name = m->name;
+  if (!gpu->compute_capability) gpu->compute_capability = m->compute_capability;
+  if (!gpu->memory_mib && m->memory_mib > 0) gpu->memory_mib = m->memory_mib;
+  if (!gpu->generation && !m->generation.empty()) gpu->generation = m->generation;
+  if (!gpu->pci_device_id) {
+    char buf[16];
+    std::snprintf(buf, sizeof(buf), "0x%04x", m->device_id);
+    gpu->pci_device_id = buf;
+  }
+}
+
+DriverInfo CollectDriverFromFiles(CollectContext& ctx, const std::vector<std::string>& lib_dirs) {
+  DriverInfo d;
+  const FileSystem& fs = ctx.fs();
+  std::optional<std::string> proc_error;
+  Result<std::string> proc = fs.ReadFile(kProcVersion, 1 << 16);
+  if (proc.ok()) {
+    Result<NvidiaProcVersion> v = ParseNvidiaProcVersion(*proc);
+    if (v.ok()) {
+      d.kernel_module_version = v->version;
+      d.kernel_module_flavor = v->flavor;
+    } else {
+      proc_error = std::string("cannot parse ") + kProcVersion + ": " + v.status().message();
+      ctx.AddFinding("error", "driver.procfs_garbled", *proc_error);
+    }
+  } else if (proc.status().code() != Code::kNotFound) {
+    proc_error = proc.status().message();
+    ctx.AddFinding("warning", "file.unreadable", *proc_error);
+  }
+
+  // User-space driver: libcuda.so.<full version> (and libnvidia-ml.so.<version>).
+  for (const std::string& dir : lib_dirs) {
+    for (const std::string& name : ctx.ListOptional(dir)) {
+      if (name.rfind("libcuda.so.", 0) != 0) continue;
+      auto lib = ParseLibraryFileName(name);
+      if (!lib || lib->stem != "cuda" ||
+          std::count(lib->version.begin(), lib->version.end(), '.') < 1) {
+        continue;
+      }
+      if (!d.userspace_version || CompareVersions(lib->version, *d.userspace_version) > 0) {
+        d.userspace_version = lib->version;
+      }
+    }
+    if (d.userspace_version) break;  // the first directory in search order wins
+  }
+
+  if (d.kernel_module_version) {
+    d.status = "ok";
+    d.version = d.kernel_module_version;
+    d.source = "procfs";
+  } else if (d.userspace_version) {
+    d.status = "ok";
+    d.version = d.userspace_version;
+    d.source = "libcuda";
+  } else if (proc_error) {
+    d.status = "error";
+    d.error = *proc_error;
+  } else {
+    d.status = "missing";
+    d.error = std::string("no NVIDIA driver: ") + kProcVersion +
+              " absent and no libcuda.so.<version> in the library paths";
+  }
+  if (d.version) d.cuda_version = CudaForDriver(*d.version);
+  if (d.kernel_module_version && d.userspace_version &&
+      *d.kernel_module_version != *d.userspace_version) {
+    ctx.AddFinding("error", "driver.version_mismatch",
+                   "kernel module " + *d.kernel_module_version + " but user-space driver " +
+                       "libcuda.so." + *d.userspace_version +
+                       ": CUDA calls will fail (driver/library version mismatch)");
+  }
+
+  // Packages: fabric manager, container toolkit.
+  if (auto status = ctx.ReadOptional("/var/lib/dpkg/status", 64 << 20)) {
+    for (const auto& [pkg, ver] : DpkgVersions(*status, "nvidia-fabricmanager")) {
+      if (!d.fabric_manager_version || CompareVersions(ver, *d.fabric_manager_version) > 0) {
+        d.fabric_manager_version = ver;
+      }
+    }
+    if (!DpkgVersions(*status, "nvidia-container-toolkit").empty()) d.container_toolkit = true;
+  }
+  for (const char* p : {"/usr/bin/nvidia-container-cli", "/usr/bin/nvidia-ctk",
+                        "/usr/bin/nvidia-container-runtime"}) {
+    if (fs.Exists(p)) d.container_toolkit = true;
+  }
+  if (!ctx.Glob("/etc/cdi/nvidia*").empty() || !ctx.Glob("/var/run/cdi/nvidia*").empty()) {
+    d.cdi = true;
+  }
+  return d;
+}
+
+std::vector<GpuInfo> CollectGpusFromFiles(CollectContext& ctx) {
+  std::map<std::string, GpuInfo> by_bus;  // sorted by normalized bus id
+  for (const std::string& bdf : ctx.ListOptional(kProcGpus)) {
+    GpuInfo g;
+    g.source = "procfs";
+    g.pci_bus_id = NormalizeBusId(bdf);
+    std::string path = JoinPath(JoinPath(kProcGpus, bdf), "information");
+    if (auto text = ctx.ReadOptional(path, 1 << 16)) {
+      auto f = ParseColonFields(*text);
+      auto get = [&](const char* k) -> std::optional<std::string> {
+        auto it = f.find(k);
+        if (it == f.end() || it->second.empty()) return std::nullopt;
+        return it->second;
+      };
+      g.name = get("Model");
+      g.uuid = get("GPU UUID");
+      g.vbios = get("Video BIOS");
+      if (auto bus = get("Bus Location")) g.pci_bus_id = NormalizeBusId(*bus);
+      if (!g.name) {
+        ctx.AddFinding("warning", "gpu.procfs_garbled", path + " has no Model line");
+      }
+    }
+    by_bus[*g.pci_bus_id] = std::move(g);
+  }
+  for (const std::string& dev : ctx.ListOptional(kPciDevices)) {
+    std::string dir = JoinPath(kPciDevices, dev);
+    auto vendor = ReadTrimmed(ctx, JoinPath(dir, "vendor"));
+    if (!vendor || ParseHex(*vendor) != kNvidiaVendor) continue;
+    auto cls = ReadTrimmed(ctx, JoinPath(dir, "class"));
+    std::optional<unsigned> class_code = cls ? ParseHex(*cls) : std::nullopt;
+    // 0x0300xx VGA, 0x0302xx 3D controller; NVSwitches (0x0680xx) and audio are not GPUs.
+    if (class_code && (*class_code >> 8) != 0x0300 && (*class_code >> 8) != 0x0302) continue;
+    std::string bus = NormalizeBusId(dev);
+    auto it = by_bus.find(bus);
+    if (it == by_bus.end()) {
+      GpuInfo g;
+      g.source = "sysfs";
+      g.pci_bus_id = bus;
+      it = by_bus.emplace(bus, std::move(g)).first;
+    }
+    GpuInfo& g = it->second;
+    if (auto id = ReadTrimmed(ctx, JoinPath(dir, "device"))) {
+      if (auto v = ParseHex(*id)) {
+        char buf[16];
+        std::snprintf(buf, sizeof(buf), "0x%04x", *v);
+        g.pci_device_id = buf;
+      }
+    }
+    auto link_int = [&](const char* name) -> std::optional<int> {
+      auto v = ReadTrimmed(ctx, JoinPath(dir, name));
+      if (!v) return std::nullopt;
+      auto n = ParseInteger(*v);
+      if (!n || *n <= 0 || *n > 64) return std::nullopt;
+      return static_cast<int>(*n);
+    };
+    auto link_gen = [&](const char* name) -> std::optional<int> {
+      auto v = ReadTrimmed(ctx, JoinPath(dir, name));
+      return v ? PcieGenFromSpeed(*v) : std::nullopt;
+    };
+    g.pcie.gen_current = link_gen("current_link_speed");
+    g.pcie.gen_max = link_gen("max_link_speed");
+    g.pcie.width_current = link_int("current_link_width");
+    g.pcie.width_max = link_int("max_link_width");
+  }
+  std::vector<GpuInfo> out;
+  int index = 0;
+  for (auto& [bus, g] : by_bus) {
+    g.index = index++;
+    CompleteFromGpuTable(&g);
+    out.push_back(std::move(g));
+  }
+  return out;
+}
+
+}  // namespace cutover::probe

@@ -1,0 +1,139 @@
+#include "probe/subprocess.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+namespace cutover::probe {
+namespace {
+
+int64_t NowMs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
+}
+
+void WriteAll(int fd, const std::string& data) {
+  size_t off = 0;
+  while (off < data.size()) {
+    ssize_t n = ::write(fd, data.data() + off, data.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    off += static_cast<size_t>(n);
+  }
+}
+
+constexpr int kExecFailed = 127;
+
+// Forks and runs `child` (which must end with _exit) with its stdout on a pipe; collects the
+// output until EOF or the deadline.
+Result<std::string> ForkAndCollect(const std::string& what, const std::function<void(int)>& child,
+                                   int timeout_ms, int* exit_status) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    return Status::IoError(what + ": pipe: " + std::strerror(errno));
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    return Status::IoError(what + ": fork: " + std::strerror(err));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    child(fds[1]);
+    ::_exit(0);
+  }
+  ::close(fds[1]);
+  std::string out;
+  int64_t deadline = NowMs() + timeout_ms;
+  bool timed_out = false;
+  char buf[16384];
+  for (;;) {
+    int64_t left = deadline - NowMs();
+    if (left <= 0) {
+      timed_out = true;
+      break;
+    }
+    struct pollfd p = {fds[0], POLLIN, 0};
+    int rc = ::poll(&p, 1, static_cast<int>(left));
+    if (rc < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (rc == 0) {
+      timed_out = true;
+      break;
+    }
+    ssize_t n = ::read(fds[0], buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      break;
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fds[0]);
+  if (timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (timed_out) {
+    return Status::DeadlineExceeded(what + " timed out after " + std::to_string(timeout_ms) +
+                                    " ms");
+  }
+  if (WIFSIGNALED(status)) {
+    return Status::Environment(what + " died with signal " + std::to_string(WTERMSIG(status)));
+  }
+  *exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return out;
+}
+
+}  // namespace
+
+Result<std::string> RunInChild(const std::string& what, const std::function<std::string()>& work,
+                               int timeout_ms) {
+  int exit_status = 0;
+  auto out = ForkAndCollect(
+      what, [&](int fd) { WriteAll(fd, work()); }, timeout_ms, &exit_status);
+  if (!out.ok()) return out;
+  if (exit_status != 0) {
+    return Status::Environment(what + " exited with status " + std::to_string(exit_status));
+  }
+  return out;
+}
+
+Result<std::string> RunProgram(const std::vector<std::string>& argv, int timeout_ms) {
+  if (argv.empty()) return Status::InvalidArgument("RunProgram: empty argv");
+  std::vector<char*> args;
+  for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  int exit_status = 0;
+  auto out = ForkAndCollect(
+      argv[0],
+      [&](int fd) {
+        int devnull = ::open("/dev/null", O_RDONLY);
+        if (devnull >= 0) ::dup2(devnull, 0);
+        ::dup2(fd, 1);
+        ::dup2(fd, 2);
+        ::execvp(args[0], args.data());
+        ::_exit(kExecFailed);
+      },
+      timeout_ms, &exit_status);
+  if (!out.ok()) return out;
+  if (exit_status == kExecFailed) return Status::NotFound(argv[0] + ": cannot be executed");
+  if (exit_status != 0) {
+    return Status::Environment(argv[0] + " exited with status " + std::to_string(exit_status));
+  }
+  return out;
+}
+
+}  // namespace cutover::probe

@@ -1,0 +1,257 @@
+// Collection on the fixture trees of tests/fixtures/hosts/ (written by make_fixtures.py), with
+// exact expected values, and every document validated against the JSON Schema.
+#include <gtest/gtest.h>
+
+#include "core/file_system.h"
+#include "core/fingerprint.h"
+#include "probe/collect.h"
+#include "tests/harness/test_env.h"
+#include "tests/probe/schema_check.h"
+
+namespace cutover::probe {
+namespace {
+
+Fingerprint CollectFixture(const std::string& name) {
+  RealFileSystem fs(testing::SourceDir() + "/tests/fixtures/hosts/" + name);
+  return Collect(fs, CollectOptions{});
+}
+
+bool HasFinding(const Fingerprint& fp, const std::string& code) {
+  for (const Finding& f : fp.collection.findings) {
+    if (f.code == code) return true;
+  }
+  return false;
+}
+
+const LibraryInfo* FindLib(const Fingerprint& fp, const std::string& name,
+                           const std::string& origin = "") {
+  for (const LibraryInfo& l : fp.libraries) {
+    if (l.name == name && (origin.empty() || l.origin == origin)) return &l;
+  }
+  return nullptr;
+}
+
+class EveryFixture : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(EveryFixture, DocumentValidatesAndRoundTrips) {
+  Fingerprint fp = CollectFixture(GetParam());
+  nlohmann::json doc = FingerprintToJson(fp);
+  CUTOVER_EXPECT_VALID_FINGERPRINT(doc);
+  Result<Fingerprint> back = FingerprintFromJson(doc);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(FingerprintToJson(*back), doc);
+  EXPECT_FALSE(fp.collection.live);
+}
+
+INSTANTIATE_TEST_SUITE_P(Hosts, EveryFixture,
+                         ::testing::Values("h100-cuda12.4", "a100-cuda11.8", "v100-cuda11.0",
+                                           "h200-cuda13.0", "no-driver",
+                                           "driver-older-than-toolkit", "garbled-proc", "two-cudnn",
+                                           "pip-shadow", "cudnn-header-mismatch",
+                                           "driver-mismatch"));
+
+TEST(FixtureHostsTest, H100Cuda124Healthy) {
+  Fingerprint fp = CollectFixture("h100-cuda12.4");
+  EXPECT_EQ(fp.os.id, "ubuntu");
+  EXPECT_EQ(fp.os.version_id, "22.04");
+  EXPECT_EQ(fp.os.kernel, "5.15.0-105-generic");
+  EXPECT_EQ(fp.os.glibc, "2.35");
+  EXPECT_EQ(fp.os.arch, "x86_64");
+  EXPECT_FALSE(fp.os.container.detected);
+  EXPECT_EQ(fp.cpu.model, "Intel(R) Xeon(R) Platinum 8480+");
+  EXPECT_EQ(fp.cpu.cores, 4);
+  EXPECT_EQ(fp.cpu.numa_nodes, 2);
+  EXPECT_EQ(fp.memory_mib, 2113612836u / 1024);
+  EXPECT_EQ(fp.driver.status, "ok");
+  EXPECT_EQ(fp.driver.version, "550.54.14");
+  EXPECT_EQ(fp.driver.cuda_version, "12.4");
+  EXPECT_EQ(fp.driver.source, "procfs");
+  EXPECT_EQ(fp.driver.kernel_module_flavor, "proprietary");
+  EXPECT_EQ(fp.driver.userspace_version, "550.54.14");
+  EXPECT_EQ(fp.driver.fabric_manager_version, "550.54.14");
+  EXPECT_TRUE(fp.driver.container_toolkit);
+  EXPECT_TRUE(fp.driver.cdi);
+  ASSERT_EQ(fp.gpus.size(), 2u);  // the NVSwitch at 05:00.0 is not a GPU
+  EXPECT_EQ(fp.gpus[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(fp.gpus[0].uuid, "GPU-5f4fe0b5-b1f4-6d4c-0d1f-8a1c5e8a3b31");
+  EXPECT_EQ(fp.gpus[0].pci_bus_id, "00000000:18:00.0");
+  EXPECT_EQ(fp.gpus[0].pci_device_id, "0x2330");
+  EXPECT_EQ(fp.gpus[0].compute_capability, "9.0");
+  EXPECT_EQ(fp.gpus[0].generation, "Hopper");
+  EXPECT_EQ(fp.gpus[0].memory_mib, 81920u);
+  EXPECT_EQ(fp.gpus[0].pcie.gen_current, 5);
+  EXPECT_EQ(fp.gpus[0].pcie.width_max, 16);
+  EXPECT_EQ(fp.gpus[1].index, 1);
+  EXPECT_EQ(fp.gpus[1].pci_bus_id, "00000000:2A:00.0");
+  ASSERT_EQ(fp.cuda_toolkits.size(), 1u);
+  EXPECT_EQ(fp.cuda_toolkits[0].version, "12.4.1");
+  EXPECT_EQ(fp.cuda_toolkits[0].path, "/usr/local/cuda-12.4");
+  EXPECT_EQ(fp.cuda_toolkits[0].source, "version.json");
+  const LibraryInfo* cudnn = FindLib(fp, "cudnn");
+  ASSERT_NE(cudnn, nullptr);
+  EXPECT_EQ(cudnn->version, "9.1.0");
+  EXPECT_EQ(cudnn->path, "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.0");
+  EXPECT_EQ(cudnn->version_source, "file_name");
+  for (const char* part :
+       {"cudnn_graph", "cudnn_ops", "cudnn_cnn", "cudnn_adv", "cudnn_engines_precompiled",
+        "cudnn_engines_runtime_compiled", "cudnn_heuristic"}) {
+    EXPECT_NE(FindLib(fp, part), nullptr) << part;
+  }
+  EXPECT_EQ(FindLib(fp, "nccl")->version, "2.21.5");
+  EXPECT_EQ(FindLib(fp, "cublasLt")->version, "12.4.5.8");
+  EXPECT_EQ(FindLib(fp, "cudart")->path,
+            "/usr/local/cuda-12.4/targets/x86_64-linux/lib/libcudart.so.12.4.127");
+  ASSERT_NE(FindLib(fp, "nccl-net"), nullptr);
+  for (const LibraryInfo& l : fp.libraries) {
+    EXPECT_EQ(l.path.find("/stubs/"), std::string::npos) << l.path;
+  }
+  ASSERT_EQ(fp.frameworks.size(), 2u);
+  EXPECT_EQ(fp.frameworks[0].name, "torch");
+  EXPECT_EQ(fp.frameworks[0].version, "2.4.0");
+  EXPECT_EQ(fp.frameworks[0].cuda, "12.4");
+  EXPECT_EQ(fp.frameworks[0].cudnn, "9.1.0.70");
+  ASSERT_EQ(fp.network.infiniband.size(), 2u);
+  EXPECT_EQ(fp.network.infiniband[0].device, "mlx5_0");
+  EXPECT_EQ(fp.network.infiniband[0].firmware, "28.39.1002");
+  EXPECT_EQ(fp.network.infiniband[0].ports[0].state, "ACTIVE");
+  EXPECT_EQ(fp.network.infiniband[0].ports[0].rate, "400 Gb/sec (4X NDR)");
+  EXPECT_EQ(fp.network.infiniband[1].ports[0].state, "DOWN");
+  EXPECT_TRUE(fp.network.nvidia_peermem);
+  EXPECT_TRUE(fp.collection.findings.empty()) << fp.collection.findings[0].message;
+}
+
+TEST(FixtureHostsTest, A100Cuda118WithGlibcFromLinkName) {
+  Fingerprint fp = CollectFixture("a100-cuda11.8");
+  EXPECT_EQ(fp.os.glibc, "2.31");
+  EXPECT_EQ(fp.driver.version, "520.61.05");
+  EXPECT_EQ(fp.driver.cuda_version, "11.8");
+  ASSERT_EQ(fp.gpus.size(), 1u);
+  EXPECT_EQ(fp.gpus[0].compute_capability, "8.0");
+  EXPECT_EQ(fp.gpus[0].generation, "Ampere");
+  EXPECT_EQ(fp.gpus[0].pcie.gen_current, 4);
+  EXPECT_EQ(fp.cuda_toolkits.at(0).version, "11.8.0");
+  EXPECT_EQ(FindLib(fp, "cudnn")->version, "8.9.7");
+  EXPECT_NE(FindLib(fp, "cudnn_ops_infer"), nullptr);  // cuDNN 8 split
+  EXPECT_EQ(fp.cpu.numa_nodes, 8);
+}
+
+TEST(FixtureHostsTest, V100Cuda110FromVersionTxtOnCentos) {
+  Fingerprint fp = CollectFixture("v100-cuda11.0");
+  EXPECT_EQ(fp.os.id, "centos");
+  EXPECT_EQ(fp.os.glibc, "2.17");
+  EXPECT_EQ(fp.os.arch, "x86_64");
+  EXPECT_EQ(fp.driver.cuda_version, "11.0");
+  EXPECT_EQ(fp.gpus.at(0).compute_capability, "7.0");
+  EXPECT_EQ(fp.gpus.at(0).pcie.gen_current, 3);
+  EXPECT_EQ(fp.cuda_toolkits.at(0).version, "11.0.228");
+  EXPECT_EQ(fp.cuda_toolkits.at(0).source, "version.txt");
+  EXPECT_EQ(FindLib(fp, "cudnn")->version, "8.0.5");
+}
+
+TEST(FixtureHostsTest, H200Cuda130OpenModuleInKubernetes) {
+  Fingerprint fp = CollectFixture("h200-cuda13.0");
+  EXPECT_EQ(fp.driver.kernel_module_flavor, "open");
+  EXPECT_EQ(fp.driver.cuda_version, "13.0");
+  EXPECT_EQ(fp.gpus.at(0).name, "NVIDIA H200");
+  EXPECT_EQ(fp.gpus.at(0).memory_mib, 144384u);
+  EXPECT_TRUE(fp.os.container.detected);
+  EXPECT_EQ(fp.os.container.runtime, "kubernetes");
+  EXPECT_EQ(fp.os.container.hints,
+            (std::vector<std::string>{"/.dockerenv", "cgroup:kubepods", "cgroup:containerd"}));
+  EXPECT_EQ(fp.cuda_toolkits.at(0).version, "13.0.0");
+}
+
+TEST(FixtureHostsTest, NoDriverIsMissingWithTheReason) {
+  Fingerprint fp = CollectFixture("no-driver");
+  EXPECT_EQ(fp.driver.status, "missing");
+  EXPECT_EQ(fp.driver.error,
+            "no NVIDIA driver: /proc/driver/nvidia/version absent and no libcuda.so.<version> in "
+            "the library paths");
+  EXPECT_TRUE(fp.gpus.empty());
+  EXPECT_TRUE(HasFinding(fp, "driver.missing"));
+  EXPECT_EQ(fp.cuda_toolkits.at(0).version, "12.4.1");
+}
+
+TEST(FixtureHostsTest, DriverOlderThanToolkitIsAFinding) {
+  Fingerprint fp = CollectFixture("driver-older-than-toolkit");
+  EXPECT_EQ(fp.driver.cuda_version, "12.2");
+  ASSERT_EQ(fp.collection.findings.size(), 1u);
+  EXPECT_EQ(fp.collection.findings[0].code, "driver.older_than_toolkit");
+  EXPECT_EQ(fp.collection.findings[0].message,
+            "CUDA toolkit 12.4.1 at /usr/local/cuda-12.4 is newer than the driver supports (CUDA "
+            "12.2, driver 535.104.05): it needs minor-version or forward compatibility");
+}
+
+TEST(FixtureHostsTest, GarbledProcFilesAreFindingsNotCrashes) {
+  Fingerprint fp = CollectFixture("garbled-proc");
+  EXPECT_EQ(fp.driver.status, "error");
+  EXPECT_EQ(fp.driver.error,
+            "cannot parse /proc/driver/nvidia/version: no version number in the NVRM line");
+  EXPECT_FALSE(fp.memory_mib.has_value());
+  ASSERT_EQ(fp.gpus.size(), 1u);
+  EXPECT_EQ(fp.gpus[0].name, "NVIDIA H100 80GB HBM3");  // from the PCI id via the GPU table
+  EXPECT_FALSE(fp.gpus[0].pcie.gen_current.has_value());
+  EXPECT_EQ(fp.gpus[0].pcie.gen_max, 5);
+  EXPECT_EQ(fp.cuda_toolkits.at(0).version, "12.4");
+  EXPECT_EQ(fp.cuda_toolkits.at(0).source, "cuda.h");
+  for (const char* code : {"driver.procfs_garbled", "gpu.procfs_garbled", "memory.meminfo_garbled",
+                           "cuda.version_json_garbled"}) {
+    EXPECT_TRUE(HasFinding(fp, code)) << code;
+  }
+}
+
+TEST(FixtureHostsTest, TwoCudnnCopies) {
+  Fingerprint fp = CollectFixture("two-cudnn");
+  ASSERT_TRUE(HasFinding(fp, "library.multiple_copies"));
+  std::vector<std::string> versions;
+  for (const LibraryInfo& l : fp.libraries) {
+    if (l.name == "cudnn") versions.push_back(l.version.value_or(""));
+  }
+  EXPECT_EQ(versions, (std::vector<std::string>{"9.1.0", "8.9.7"}));
+}
+
+TEST(FixtureHostsTest, PipWheelStackShadowsTheSystemOne) {
+  Fingerprint fp = CollectFixture("pip-shadow");
+  const LibraryInfo* pip = FindLib(fp, "cudnn", "pip");
+  ASSERT_NE(pip, nullptr);
+  EXPECT_EQ(pip->version, "9.1.0.70");
+  EXPECT_EQ(pip->version_source, "dist-info");
+  EXPECT_EQ(pip->path, "/usr/local/lib/python3.10/dist-packages/nvidia/cudnn/lib/libcudnn.so.9");
+  EXPECT_EQ(FindLib(fp, "cudnn", "ld.so.conf")->version, "8.9.2");
+  EXPECT_EQ(FindLib(fp, "nccl", "pip")->version, "2.20.5");
+  EXPECT_EQ(FindLib(fp, "cudart", "pip")->version, "12.1.105");
+  EXPECT_TRUE(HasFinding(fp, "library.pip_shadows_system"));
+  int torch = 0;
+  for (const FrameworkInfo& f : fp.frameworks) {
+    if (f.name == "torch") {
+      ++torch;
+      EXPECT_EQ(f.version, "2.3.0+cu121");
+      EXPECT_EQ(f.cuda, "12.1");
+      EXPECT_EQ(f.cudnn, "8.9.2.26");
+    }
+    if (f.name == "tensorflow") {
+      EXPECT_EQ(f.cuda, "12.2");
+      EXPECT_EQ(f.cudnn, "8");
+    }
+  }
+  EXPECT_EQ(torch, 1);
+}
+
+TEST(FixtureHostsTest, CudnnHeaderAndLibraryDisagree) {
+  Fingerprint fp = CollectFixture("cudnn-header-mismatch");
+  ASSERT_EQ(fp.collection.findings.size(), 1u);
+  EXPECT_EQ(fp.collection.findings[0].code, "library.header_mismatch");
+  EXPECT_EQ(fp.collection.findings[0].message,
+            "/usr/include/cudnn_version.h says 9.0.0 but "
+            "/usr/lib/x86_64-linux-gnu/libcudnn.so.9.1.0 is 9.1.0");
+}
+
+TEST(FixtureHostsTest, KernelModuleAndUserSpaceDriverDiffer) {
+  Fingerprint fp = CollectFixture("driver-mismatch");
+  EXPECT_EQ(fp.driver.kernel_module_version, "550.54.14");
+  EXPECT_EQ(fp.driver.userspace_version, "550.90.07");
+  EXPECT_TRUE(HasFinding(fp, "driver.version_mismatch"));
+}
+
+}  // namespace
+}  // namespace cutover::probe
