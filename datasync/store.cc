@@ -1,6 +1,8 @@
 #include "datasync/store.h"
 
 #include "datasync/file_store.h"
+#include "datasync/s3_store.h"
+#include "datasync/webdav_store.h"
 
 namespace cutover {
 namespace {
@@ -58,15 +60,17 @@ Result<std::string> SnapshotKey(std::string_view name) {
   return "snapshots/" + std::string(name);
 }
 
-Result<std::unique_ptr<Store>> OpenStore(std::string_view url) {
+Result<std::unique_ptr<Store>> OpenStore(std::string_view url) { return OpenStore(url, {}); }
+
+Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const StoreOptions& options) {
   if (url.starts_with("file://")) {
     CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<FileStore> fs, FileStore::Open(url));
     return std::unique_ptr<Store>(std::move(fs));
   }
-  if (url.starts_with("http://") || url.starts_with("https://") || url.starts_with("s3://")) {
-    return Status::Unimplemented("store " + std::string(url.substr(0, url.find(':'))) +
-                                 ":// is not built yet; use file:///path");
+  if (url.starts_with("http://") || url.starts_with("https://")) {
+    return OpenWebDavStore(url, options);
   }
+  if (url.starts_with("s3://")) return OpenS3Store(url, options);
   // Only the scheme is echoed: the rest of a URL may hold a credential.
   size_t colon = url.find("://");
   std::string scheme = colon == std::string_view::npos ? "" : std::string(url.substr(0, colon));

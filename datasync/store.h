@@ -19,9 +19,11 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "core/http_client.h"
 #include "core/status.h"
 #include "datasync/hash.h"
 
@@ -73,8 +75,31 @@ std::string PackKey(const ChunkId& id);
 // "snapshots/<name>". InvalidArgument when `name` is not one key component.
 Result<std::string> SnapshotKey(std::string_view name);
 
-// Opens the store at `url`. file:///abs/path is built; http(s):// and s3:// are not yet
-// (Unimplemented). InvalidArgument for anything else.
+// Options of the remote stores (WebDAV and S3). Fields a store does not use are ignored.
+struct StoreOptions {
+  // S3: the endpoint URL ("http://127.0.0.1:9000"); empty = AWS (https://s3.<region>...).
+  std::string endpoint;
+  // S3: the signing region; empty = "us-east-1".
+  std::string region;
+  // S3: path-style URLs (endpoint/bucket/key); unset = on when `endpoint` is set.
+  std::optional<bool> path_style;
+  // S3: keys per ListObjectsV2 page (max-keys), 1..1000.
+  int list_page_size = 1000;
+  // TLS: a CA bundle replacing the system one; `insecure` skips peer verification.
+  std::string ca_file;
+  bool insecure = false;
+  // Transfers the caller runs at once (a hint for connection reuse; the client grows as needed).
+  int jobs = 8;
+  // Timeouts, retries and backoff of the HTTP client; its TLS and auth fields are replaced by
+  // the store's.
+  HttpClientOptions http;
+  // S3: environment lookup for credentials (AWS_*, HOME); null = the process environment.
+  std::function<std::optional<std::string>(std::string_view name)> getenv;
+};
+
+// Opens the store at `url`: file:///abs/path, http(s)://host/path (WebDAV) or
+// s3://bucket/prefix. InvalidArgument for anything else. Sends nothing.
+Result<std::unique_ptr<Store>> OpenStore(std::string_view url, const StoreOptions& options);
 Result<std::unique_ptr<Store>> OpenStore(std::string_view url);
 
 }  // namespace cutover
