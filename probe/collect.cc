@@ -1,5 +1,7 @@
 #include "probe/collect.h"
 
+#include "probe/diff.h"
+
 #include <gnu/libc-version.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -11,6 +13,7 @@
 #include <sstream>
 
 #include "core/cli.h"
+#include "probe/diff.h"
 #include "probe/parsers.h"
 
 extern char** environ;
@@ -108,23 +111,17 @@ Fingerprint Collect(const FileSystem& fs, CollectOptions options) {
     ctx.AddFinding(fp.driver.status == "missing" ? "warning" : "error",
                    "driver." + fp.driver.status, fp.driver.error.value_or(""));
   }
-  // A toolkit newer than the driver supports.
-  if (fp.driver.cuda_version) {
-    for (const ToolkitInfo& t : fp.cuda_toolkits) {
-      if (CompareVersions(VersionPrefix(t.version, 2), *fp.driver.cuda_version) > 0) {
-        ctx.AddFinding("warning", "driver.older_than_toolkit",
-                       "CUDA toolkit " + t.version + " at " + t.path + " is newer than the " +
-                           "driver supports (CUDA " + *fp.driver.cuda_version + ", driver " +
-                           fp.driver.version.value_or("?") +
-                           "): it needs minor-version or forward compatibility");
-      }
-    }
-  }
   fp.libraries = CollectLibraries(ctx, dirs);
   fp.frameworks = CollectFrameworks(ctx, site_packages);
   fp.env = CollectEnv(ctx);
   fp.network = CollectNetwork(ctx);
 
+  // The single-host rules of probe/rules (the same ones `probe diff` runs on each side).
+  for (Finding& f : SingleHostCollectionFindings(fp)) {
+    bool dup = false;
+    for (const Finding& g : ctx.findings()) dup = dup || g.code == f.code;
+    if (!dup) ctx.AddFinding(std::move(f.severity), std::move(f.code), std::move(f.message));
+  }
   fp.collection.findings = ctx.findings();
   fp.collection.root = fs.RootLabel();
   fp.collection.live = live;

@@ -7,8 +7,10 @@
 #include <memory>
 
 #include "core/file_system.h"
+#include "core/file_util.h"
 #include "core/fingerprint.h"
 #include "probe/collect.h"
+#include "probe/diff.h"
 
 namespace cutover {
 namespace {
@@ -55,6 +57,43 @@ void AddCollect(CLI::App& probe, CommandContext& ctx) {
   });
 }
 
+// Reads and checks one fingerprint document; errors name the file.
+Result<Fingerprint> LoadFingerprint(const std::string& path) {
+  Result<std::string> text = ReadFile(path);
+  if (!text.ok()) return Status::InvalidArgument(path + ": " + text.status().message());
+  Result<Fingerprint> fp = ParseFingerprint(*text);
+  if (!fp.ok()) return Status::InvalidArgument(path + ": " + fp.status().message());
+  return fp;
+}
+
+struct DiffFlags {
+  std::string source;
+  std::string target;
+  std::string mode = "host";
+};
+
+void AddDiff(CLI::App& probe, CommandContext& ctx) {
+  auto flags = std::make_shared<DiffFlags>();
+  CLI::App* sub = probe.add_subcommand(
+      "diff", "Diff two fingerprints into blockers, warnings and infos (exit 1 when any blocker)");
+  sub->add_option("SOURCE", flags->source, "The source fingerprint (probe collect --json)")
+      ->required();
+  sub->add_option("TARGET", flags->target, "The target fingerprint")->required();
+  sub->add_option("--mode", flags->mode,
+                  "host (default: the workload uses the target's installed stack) or container "
+                  "(it brings its image's user-space stack)")
+      ->check(CLI::IsMember({"host", "container"}));
+  SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
+    CUTOVER_ASSIGN_OR_RETURN(probe::DiffMode mode, probe::ParseDiffMode(flags->mode));
+    CUTOVER_ASSIGN_OR_RETURN(Fingerprint source, LoadFingerprint(flags->source));
+    CUTOVER_ASSIGN_OR_RETURN(Fingerprint target, LoadFingerprint(flags->target));
+    probe::DiffReport report = probe::Diff(source, target, mode, probe::BuiltinRules());
+    CUTOVER_RETURN_IF_ERROR(
+        EmitResult(ctx.global, probe::DiffToJson(report), probe::RenderDiffTable(report)));
+    return report.Count("blocker") > 0 ? 1 : 0;
+  });
+}
+
 }  // namespace
 
 void AddProbeCommand(CLI::App& root, CommandContext& ctx) {
@@ -63,7 +102,7 @@ void AddProbeCommand(CLI::App& root, CommandContext& ctx) {
   cmd->require_subcommand(1);
   cmd->footer(kExitCodesHelp);
   AddCollect(*cmd, ctx);
-  AddNotBuilt(*cmd, ctx, "diff", "Diff two fingerprints into blockers and warnings");
+  AddDiff(*cmd, ctx);
   AddNotBuilt(*cmd, ctx, "fleet", "Check a fleet of fingerprints for consistency");
   AddNotBuilt(*cmd, ctx, "health", "Judge each GPU's health");
   AddNotBuilt(*cmd, ctx, "check-binary", "Check a binary's embedded GPU code against a target");

@@ -175,11 +175,19 @@ TEST(FixtureHostsTest, NoDriverIsMissingWithTheReason) {
 TEST(FixtureHostsTest, DriverOlderThanToolkitIsAFinding) {
   Fingerprint fp = CollectFixture("driver-older-than-toolkit");
   EXPECT_EQ(fp.driver.cuda_version, "12.2");
-  ASSERT_EQ(fp.collection.findings.size(), 1u);
-  EXPECT_EQ(fp.collection.findings[0].code, "driver.older_than_toolkit");
+  // The single-host rules of probe/rules: the full toolkit needs 550.54.14 (an error); its
+  // runtime library runs under minor-version compatibility (a warning).
+  ASSERT_EQ(fp.collection.findings.size(), 2u);
+  EXPECT_EQ(fp.collection.findings[0].severity, "error");
+  EXPECT_EQ(fp.collection.findings[0].code, "driver.too_old_for_toolkit");
   EXPECT_EQ(fp.collection.findings[0].message,
-            "CUDA toolkit 12.4.1 at /usr/local/cuda-12.4 is newer than the driver supports (CUDA "
-            "12.2, driver 535.104.05): it needs minor-version or forward compatibility");
+            "CUDA toolkit 12.4.1 at /usr/local/cuda-12.4 (CUDA 12.4.1) needs driver 550.54.14 or "
+            "newer; driver 535.104.05 is older (prebuilt binaries may still run under "
+            "minor-version compatibility, but the toolkit's PTX JIT and tools do not); fix: "
+            "upgrade the driver to 550.54.14 or newer, or install the forward compatibility "
+            "package cuda-compat-12-4 (data center GPUs only)");
+  EXPECT_EQ(fp.collection.findings[1].severity, "warning");
+  EXPECT_EQ(fp.collection.findings[1].code, "driver.minor_version_compat");
 }
 
 TEST(FixtureHostsTest, GarbledProcFilesAreFindingsNotCrashes) {
