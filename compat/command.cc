@@ -4,21 +4,170 @@
 #include <memory>
 #include <string>
 
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <thread>
+#include <vector>
+
 #include "compat/backend_loader.h"
+#include "compat/compare.h"
+#include "compat/op.h"
+#include "compat/record.h"
+#include "compat/runner.h"
+#include "core/file_util.h"
+#include "core/fingerprint.h"
+#include "core/json.h"
+#include "core/progress.h"
 
 namespace cutover {
 namespace {
 
 constexpr char kRunHelp[] =
-    "Run a suite and write a record. Built so far: --backend cuda loads the CUDA backend plugin "
-    "(libcutover_compat_cuda.so next to this binary, in ../lib/cutover/, or $CUTOVER_CUDA_PLUGIN), "
-    "checks every device with a kernel, prints the devices and library versions, then exits 2 "
-    "because running suites is not built yet; with no usable driver or device it exits 3 with "
-    "the reason. --backend cpu is not built yet (exit 2).";
+    "Run a suite and write a record (cutover.compat-record/1). --backend cpu runs every op that "
+    "has a meaning on a CPU (others are recorded as n/a). --backend cuda loads the CUDA backend "
+    "plugin (libcutover_compat_cuda.so next to this binary, in ../lib/cutover/, or "
+    "$CUTOVER_CUDA_PLUGIN), checks every device, prints the devices and library versions, then "
+    "exits 2 because cuda suites are not built yet; with no usable driver or device it exits 3.";
 
 struct RunOptions {
-  std::string backend = "cuda";
+  std::string backend = "cpu";
+  std::string suite = "quick";
+  std::vector<std::string> ops;
+  std::string record;
+  std::string accumulate = "fp32";
+  std::string fingerprint;
+  int reps = 5;
+  int threads = 2;
 };
+
+struct CompareOptions {
+  std::string source, target, junit;
+};
+
+std::string NowUtc() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// The fingerprint embedded in a record: the probe's document when --fingerprint names one
+// (checked against cutover.fingerprint/1), else the little compat can learn without probe.
+Result<nlohmann::json> RecordFingerprint(const std::string& path) {
+  if (!path.empty()) {
+    CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, ParseFingerprint(text));
+    return FingerprintToJson(fp);
+  }
+  Fingerprint fp;
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) == 0) fp.hostname = host;
+  struct utsname u;
+  if (uname(&u) == 0) {
+    fp.os.kernel = u.release;
+    fp.os.arch = u.machine;
+  }
+  fp.cpu.cores = static_cast<int>(std::thread::hardware_concurrency());
+  fp.collection.live = false;
+  fp.collection.collected_at = NowUtc();
+  fp.collection.cutover_version = std::string(CutoverVersion());
+  fp.collection.findings.push_back(
+      {"info", "compat.minimal_fingerprint",
+       "minimal fingerprint from compat; pass --fingerprint FILE (cutover probe collect) for "
+       "the full one"});
+  return FingerprintToJson(fp);
+}
+
+Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
+  if (o.record.empty()) return Status::InvalidArgument("compat run: --record OUT is required");
+  CUTOVER_ASSIGN_OR_RETURN(Suite suite, ParseSuite(o.suite));
+  CUTOVER_ASSIGN_OR_RETURN(std::vector<CaseSpec> cases, SuiteCases(suite, o.ops));
+  CompatRecord rec;
+  rec.backend = "cpu";
+  rec.suite = o.suite;
+  rec.accumulate = o.accumulate;
+  rec.threads = o.threads;
+  rec.created_at = NowUtc();
+  rec.cutover_version = std::string(CutoverVersion());
+  CUTOVER_ASSIGN_OR_RETURN(rec.fingerprint, RecordFingerprint(o.fingerprint));
+  RunConfig cfg;
+  cfg.cpu.threads = o.threads;
+  cfg.cpu.fp64_accumulate = o.accumulate == "fp64";
+  cfg.reps = o.reps;
+  CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
+  Progress progress(std::move(popts), "compat run", cases.size(), "cases");
+  progress.StartTimer();
+  for (const CaseSpec& c : cases) {
+    rec.cases.push_back(RunCpuCase(*FindOp(c.op), c, cfg));
+    progress.Add(1);
+  }
+  progress.Finish();
+  CUTOVER_RETURN_IF_ERROR(SaveRecord(o.record, rec));
+  std::string table;
+  for (const CaseResult& r : rec.cases) {
+    char line[256];
+    if (r.status == "ok") {
+      std::snprintf(line, sizeof(line), "%-44s %10.3f ms %10.2f %s%s\n", r.id.c_str(),
+                    r.timing.median_s * 1e3, r.timing.rate, r.timing.rate_unit.c_str(),
+                    r.deterministic ? "" : "  NOT deterministic");
+    } else {
+      std::snprintf(line, sizeof(line), "%-44s %s (%s)\n", r.id.c_str(), r.status.c_str(),
+                    r.error.c_str());
+    }
+    table += line;
+  }
+  table += std::to_string(rec.cases.size()) + " cases written to " + o.record + "\n";
+  nlohmann::json summary = {{"record", o.record}, {"cases", rec.cases.size()}};
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, summary, table));
+  return 0;
+}
+
+Result<int> RunCompare(const CompareOptions& o, const GlobalOptions& g) {
+  CUTOVER_ASSIGN_OR_RETURN(CompatRecord src, LoadRecord(o.source));
+  CUTOVER_ASSIGN_OR_RETURN(CompatRecord tgt, LoadRecord(o.target));
+  Comparison c = CompareRecords(src, tgt);
+  if (!o.junit.empty()) CUTOVER_RETURN_IF_ERROR(ComparisonJunit(c).WriteFile(o.junit));
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, ComparisonToJson(c), ComparisonTable(c)));
+  return c.failed() ? 1 : 0;
+}
+
+Result<int> RunList(const GlobalOptions& g) {
+  std::string table = "op           dtypes   shape          quick cases   cpu\n";
+  nlohmann::json ops = nlohmann::json::array();
+  for (const OpDescriptor& d : OpRegistry()) {
+    std::string dt, quick;
+    for (const auto& x : d.dtypes) dt += (dt.empty() ? "" : ",") + x;
+    for (const auto& s : d.quick) {
+      std::string dims;
+      for (size_t i = 0; i < s.size(); ++i) dims += (i ? "x" : "") + std::to_string(s[i]);
+      quick += (quick.empty() ? "" : " ") + dims;
+    }
+    char line[512];
+    std::snprintf(line, sizeof(line), "%-12s %-8s %-14s %-13s %s  %s\n", d.name.c_str(), dt.c_str(),
+                  d.shape_meaning.c_str(), quick.c_str(), d.on_cpu ? "yes" : "n/a",
+                  d.description.c_str());
+    table += line;
+    ops.push_back({{"name", d.name},
+                   {"dtypes", d.dtypes},
+                   {"shape", d.shape_meaning},
+                   {"quick", d.quick},
+                   {"standard", d.standard},
+                   {"full", d.full},
+                   {"cpu", d.on_cpu},
+                   {"description", d.description}});
+  }
+  table += "suites: quick, standard, full\n";
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g,
+                                     {{"schema", "cutover.compat-list/1"},
+                                      {"ops", ops},
+                                      {"suites", {"quick", "standard", "full"}}},
+                                     table));
+  return 0;
+}
 
 std::string FormatDevice(const BackendDevice& d) {
   char mem[32];
@@ -53,20 +202,39 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
       "compat", "Run framework kernels on source and target and compare numerics and speed");
   cmd->require_subcommand(1);
   cmd->footer(kExitCodesHelp);
-  AddNotBuilt(*cmd, ctx, "list", "List the ops, dtypes and suites");
+  CLI::App* list = cmd->add_subcommand("list", "List the ops, dtypes and suites");
+  SetCommand(list, ctx, [&ctx]() { return RunList(ctx.global); });
 
   auto opts = std::make_shared<RunOptions>();
   CLI::App* run = cmd->add_subcommand("run", kRunHelp);
-  run->add_option("--backend", opts->backend, "cuda (default) or cpu")
+  run->add_option("--backend", opts->backend, "cpu (default) or cuda")
       ->check(CLI::IsMember({"cuda", "cpu"}));
-  SetCommand(run, ctx, [opts]() -> Result<int> {
-    if (opts->backend == "cpu") {
-      return Status::Unimplemented("cutover compat run --backend cpu is not built yet");
-    }
+  run->add_option("--suite", opts->suite, "quick (default), standard or full")
+      ->check(CLI::IsMember({"quick", "standard", "full"}));
+  run->add_option("--ops", opts->ops, "only these ops (comma-separated)")->delimiter(',');
+  run->add_option("--record", opts->record, "write the record to this file");
+  run->add_option("--accumulate", opts->accumulate, "fp32 (default) or fp64 accumulation (cpu)")
+      ->check(CLI::IsMember({"fp32", "fp64"}));
+  run->add_option("--fingerprint", opts->fingerprint,
+                  "embed this fingerprint (from cutover probe collect) instead of a minimal one");
+  run->add_option("--reps", opts->reps, "timed repetitions per case (default 5)")
+      ->check(CLI::Range(1, 1000));
+  run->add_option("--threads", opts->threads, "cpu worker threads (default 2)")
+      ->check(CLI::Range(1, 1024));
+  SetCommand(run, ctx, [opts, &ctx]() -> Result<int> {
+    if (opts->backend == "cpu") return RunCpu(*opts, ctx.global);
     return RunCuda();
   });
 
-  AddNotBuilt(*cmd, ctx, "compare", "Compare two records");
+  auto copts = std::make_shared<CompareOptions>();
+  CLI::App* compare = cmd->add_subcommand(
+      "compare",
+      "Compare two records: a verdict per case and a summary; exit 1 on any regression or "
+      "broken case, 2 on an unreadable, truncated or schema-invalid record");
+  compare->add_option("SOURCE", copts->source, "the source host's record")->required();
+  compare->add_option("TARGET", copts->target, "the target host's record")->required();
+  compare->add_option("--junit", copts->junit, "also write the verdicts as JUnit XML");
+  SetCommand(compare, ctx, [copts, &ctx]() { return RunCompare(*copts, ctx.global); });
 }
 
 }  // namespace cutover

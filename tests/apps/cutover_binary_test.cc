@@ -213,8 +213,8 @@ TEST(CutoverBinary, HelpListsEveryTool) {
 TEST(CutoverBinary, CompatRunHelpIsTruthful) {
   ProcResult r = RunCutover({"compat", "run", "--help"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_THAT(r.out, HasSubstr("running suites is not built yet"));
-  EXPECT_THAT(r.out, HasSubstr("--backend cpu is not built yet"));
+  EXPECT_THAT(r.out, HasSubstr("exits 2 because cuda suites are not built yet"));
+  EXPECT_THAT(r.out, HasSubstr("--backend cpu runs every op that has a meaning on a CPU"));
   EXPECT_THAT(r.out, HasSubstr("CUTOVER_CUDA_PLUGIN"));
 }
 
@@ -265,7 +265,7 @@ TEST(CutoverBinary, CompatRunWithFakeDevicesPrintsThemThenSaysNotBuilt) {
 
 TEST(CutoverBinary, CompatRunWithFakeNoDriverExits3) {
   ProcResult r = RunCutover(
-      {"compat", "run"},
+      {"compat", "run", "--backend", "cuda"},
       {std::string("CUTOVER_CUDA_PLUGIN=") + CUTOVER_TEST_PLUGIN_FAKE, "CUTOVER_FAKE_DEVICES="});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_EQ(r.err, "cutover: CUDA backend: no CUDA driver: the fake plugin has none\n");
@@ -279,10 +279,10 @@ TEST(CutoverBinary, CompatRunRefusesPluginOfAnotherAbi) {
                        " refused: plugin ABI 999, this cutover speaks 1\n");
 }
 
-TEST(CutoverBinary, CompatRunCpuIsNotBuiltYet) {
+TEST(CutoverBinary, CompatRunCpuNeedsARecord) {
   ProcResult r = RunCutover({"compat", "run", "--backend", "cpu"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "cutover: cutover compat run --backend cpu is not built yet\n");
+  EXPECT_EQ(r.err, "cutover: compat run: --record OUT is required\n");
 }
 
 TEST(CutoverBinary, CompatRunRejectsUnknownBackend) {

@@ -1,0 +1,293 @@
+#include "compat/compare.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "compat/philox.h"
+#include "compat/runner.h"
+
+namespace cutover {
+namespace {
+
+std::string Fmt(const char* f, double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof(buf), f, v);
+  return buf;
+}
+
+double Rms(const std::vector<double>& v) {
+  double s = 0;
+  size_t n = 0;
+  for (double x : v) {
+    if (std::isfinite(x)) s += x * x, ++n;
+  }
+  return n ? std::sqrt(s / n) : 0;
+}
+
+// max_i |x_i - r_i| / (atol + rtol * max(|r_i|, floor)); infinity on a NaN mismatch.
+double Excess(const std::vector<double>& x, const std::vector<double>& r, const Tolerance& t,
+              double floor) {
+  double q = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (std::isnan(x[i]) || std::isnan(r[i])) {
+      if (std::isnan(x[i]) != std::isnan(r[i])) return INFINITY;
+      continue;
+    }
+    const double d = std::fabs(x[i] - r[i]);
+    if (d == 0) continue;
+    q = std::max(q, d / (t.atol + t.rtol * std::max(std::fabs(r[i]), floor)));
+  }
+  return q;
+}
+
+void CompareSpeed(const CaseResult& s, const CaseResult& t, CaseComparison* c) {
+  if (s.timing.reps_s.empty() || t.timing.reps_s.empty() || s.timing.median_s <= 0) return;
+  c->time_ratio = t.timing.median_s / s.timing.median_s;
+  BootstrapRatio(s.timing.reps_s, t.timing.reps_s, PhiloxKeyForId(c->id), &c->ratio_lo,
+                 &c->ratio_hi);
+  c->speed = c->ratio_hi < 1   ? SpeedVerdict::kFaster
+             : c->ratio_lo > 1 ? SpeedVerdict::kSlower
+                               : SpeedVerdict::kSame;
+  auto spread = [](const CaseTiming& x) {
+    return x.median_s > 0 ? (x.p90_s - x.p10_s) / x.median_s : 0.0;
+  };
+  c->unstable_timing = spread(s.timing) > kUnstableSpread || spread(t.timing) > kUnstableSpread;
+}
+
+CaseComparison CompareCase(const CaseResult& s, const CaseResult& t) {
+  CaseComparison c;
+  c.id = s.id;
+  c.op = s.spec.op;
+  if (s.status == "n/a" || t.status == "n/a") {
+    c.verdict = Verdict::kNotApplicable;
+    c.reason = s.status == "n/a" ? "source: " + s.error : "target: " + t.error;
+    return c;
+  }
+  if (s.status != "ok" || t.status != "ok") {
+    c.verdict = Verdict::kBroken;
+    c.reason = s.status != "ok" ? "source failed: " + s.error : "target failed: " + t.error;
+    return c;
+  }
+  if (t.nan_count > s.nan_count || t.inf_count > s.inf_count) {
+    c.verdict = Verdict::kBroken;
+    c.reason = "target has " + std::to_string(t.nan_count) + " NaN and " +
+               std::to_string(t.inf_count) + " Inf outputs, source " + std::to_string(s.nan_count) +
+               " and " + std::to_string(s.inf_count);
+    return c;
+  }
+  CompareSpeed(s, t, &c);
+  for (size_t i = 0; i < std::min(s.tiles.size(), t.tiles.size()); ++i) {
+    if (s.tiles[i] != t.tiles[i]) ++c.differing_tiles;
+  }
+  if (s.digest == t.digest && s.sample_value.size() == t.sample_value.size() &&
+      std::equal(s.sample_value.begin(), s.sample_value.end(), t.sample_value.begin(),
+                 [](double a, double b) { return a == b || (std::isnan(a) && std::isnan(b)); })) {
+    c.verdict = Verdict::kIdentical;
+    c.reason = "same output bits";
+    if (!t.deterministic) c.reason += " (but the target was not deterministic run to run)";
+    return c;
+  }
+  if (s.sample_index != t.sample_index || s.output_count != t.output_count) {
+    c.verdict = Verdict::kBroken;
+    c.reason = "the sampled positions do not line up (different output size or sampling)";
+    return c;
+  }
+  const Tolerance tol = ToleranceFor(s.spec.dtype, s.reduction_length);
+  c.rtol = tol.rtol;
+  c.atol = tol.atol;
+  const double floor = Rms(s.sample_truth);
+  c.q_target_source = Excess(t.sample_value, s.sample_value, tol, floor);
+  c.q_source_truth = Excess(s.sample_value, s.sample_truth, tol, floor);
+  c.q_target_truth = Excess(t.sample_value, t.sample_truth, tol, floor);
+  const std::string where =
+      std::to_string(c.differing_tiles) + " of " + std::to_string(s.tiles.size()) + " tiles differ";
+  if (c.q_target_source <= 1) {
+    c.verdict = Verdict::kEquivalent;
+    c.reason =
+        "within tolerance of the source (" + Fmt("%.3g", c.q_target_source) + " of it); " + where;
+  } else if (c.q_target_truth <= 1) {
+    c.verdict = Verdict::kDrift;
+    c.reason = "differs from the source (" + Fmt("%.3g", c.q_target_source) +
+               " x tolerance) but within tolerance of float64 truth (" +
+               Fmt("%.3g", c.q_target_truth) + "); " + where;
+  } else if (c.q_target_truth > c.q_source_truth) {
+    c.verdict = Verdict::kRegression;
+    c.reason = "target is " + Fmt("%.3g", c.q_target_truth) +
+               " x tolerance from float64 truth, source " + Fmt("%.3g", c.q_source_truth) + "; " +
+               where;
+  } else {
+    c.verdict = Verdict::kDrift;
+    c.reason = "both sides beyond tolerance of truth, target no further (" +
+               Fmt("%.3g", c.q_target_truth) + " vs " + Fmt("%.3g", c.q_source_truth) + ")";
+  }
+  if (!t.deterministic) c.reason += "; target not deterministic run to run";
+  return c;
+}
+
+}  // namespace
+
+std::string_view VerdictName(Verdict v) {
+  switch (v) {
+    case Verdict::kIdentical:
+      return "identical";
+    case Verdict::kEquivalent:
+      return "equivalent";
+    case Verdict::kDrift:
+      return "drift";
+    case Verdict::kRegression:
+      return "regression";
+    case Verdict::kBroken:
+      return "broken";
+    case Verdict::kMissing:
+      return "missing";
+    case Verdict::kNotApplicable:
+      return "n/a";
+  }
+  return "?";
+}
+
+std::string_view SpeedVerdictName(SpeedVerdict v) {
+  switch (v) {
+    case SpeedVerdict::kFaster:
+      return "faster";
+    case SpeedVerdict::kSame:
+      return "same";
+    case SpeedVerdict::kSlower:
+      return "slower";
+    case SpeedVerdict::kUnknown:
+      return "unknown";
+  }
+  return "?";
+}
+
+bool Comparison::failed() const {
+  return Count(Verdict::kRegression) > 0 || Count(Verdict::kBroken) > 0;
+}
+
+int Comparison::Count(Verdict v) const {
+  return static_cast<int>(std::count_if(cases.begin(), cases.end(),
+                                        [v](const CaseComparison& c) { return c.verdict == v; }));
+}
+
+void BootstrapRatio(const std::vector<double>& a, const std::vector<double>& b, uint64_t seed,
+                    double* lo, double* hi) {
+  constexpr int kResamples = 2000;
+  std::vector<double> ratios, ra(a.size()), rb(b.size());
+  ratios.reserve(kResamples);
+  uint64_t word = 0;
+  auto next = [&](size_t n) { return PhiloxWord(seed, 0xB007, word++) % n; };
+  for (int r = 0; r < kResamples; ++r) {
+    for (double& x : ra) x = a[next(a.size())];
+    for (double& x : rb) x = b[next(b.size())];
+    const double ma = Quantile(ra, 0.5);
+    ratios.push_back(ma > 0 ? Quantile(rb, 0.5) / ma : INFINITY);
+  }
+  *lo = Quantile(ratios, 0.025);
+  *hi = Quantile(ratios, 0.975);
+}
+
+Comparison CompareRecords(const CompatRecord& source, const CompatRecord& target) {
+  Comparison out;
+  std::map<std::string, const CaseResult*> in_target;
+  for (const CaseResult& t : target.cases) in_target[t.id] = &t;
+  std::map<std::string, bool> seen;
+  for (const CaseResult& s : source.cases) {
+    seen[s.id] = true;
+    auto it = in_target.find(s.id);
+    if (it == in_target.end()) {
+      out.cases.push_back({.id = s.id,
+                           .op = s.spec.op,
+                           .verdict = Verdict::kMissing,
+                           .reason = "not in the target record"});
+      continue;
+    }
+    out.cases.push_back(CompareCase(s, *it->second));
+  }
+  for (const CaseResult& t : target.cases) {
+    if (!seen.count(t.id)) {
+      out.cases.push_back({.id = t.id,
+                           .op = t.spec.op,
+                           .verdict = Verdict::kMissing,
+                           .reason = "not in the source record"});
+    }
+  }
+  return out;
+}
+
+nlohmann::json ComparisonToJson(const Comparison& c) {
+  nlohmann::json cases = nlohmann::json::array();
+  nlohmann::json summary = nlohmann::json::object();
+  for (Verdict v :
+       {Verdict::kIdentical, Verdict::kEquivalent, Verdict::kDrift, Verdict::kRegression,
+        Verdict::kBroken, Verdict::kMissing, Verdict::kNotApplicable}) {
+    summary[std::string(VerdictName(v))] = c.Count(v);
+  }
+  auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  for (const CaseComparison& k : c.cases) {
+    cases.push_back({{"id", k.id},
+                     {"op", k.op},
+                     {"verdict", VerdictName(k.verdict)},
+                     {"reason", k.reason},
+                     {"q_target_source", num(k.q_target_source)},
+                     {"q_source_truth", num(k.q_source_truth)},
+                     {"q_target_truth", num(k.q_target_truth)},
+                     {"rtol", k.rtol},
+                     {"atol", k.atol},
+                     {"differing_tiles", k.differing_tiles},
+                     {"speed", SpeedVerdictName(k.speed)},
+                     {"time_ratio", num(k.time_ratio)},
+                     {"time_ratio_ci95", {num(k.ratio_lo), num(k.ratio_hi)}},
+                     {"unstable_timing", k.unstable_timing}});
+  }
+  return {{"schema", kCompatCompareSchema},
+          {"failed", c.failed()},
+          {"summary", summary},
+          {"cases", cases}};
+}
+
+std::string ComparisonTable(const Comparison& c) {
+  std::string out;
+  char line[512];
+  for (const CaseComparison& k : c.cases) {
+    std::string speed = std::string(SpeedVerdictName(k.speed));
+    if (k.speed != SpeedVerdict::kUnknown) {
+      speed += Fmt(" x%.2f", k.time_ratio) + Fmt(" [%.2f,", k.ratio_lo) +
+               Fmt(" %.2f]", k.ratio_hi) + (k.unstable_timing ? " unstable" : "");
+    }
+    std::snprintf(line, sizeof(line), "%-10s %-42s %-28s %s\n",
+                  std::string(VerdictName(k.verdict)).c_str(), k.id.c_str(), speed.c_str(),
+                  k.reason.c_str());
+    out += line;
+  }
+  out += std::to_string(c.cases.size()) + " cases:";
+  for (Verdict v :
+       {Verdict::kIdentical, Verdict::kEquivalent, Verdict::kDrift, Verdict::kRegression,
+        Verdict::kBroken, Verdict::kMissing, Verdict::kNotApplicable}) {
+    if (int n = c.Count(v)) out += " " + std::to_string(n) + " " + std::string(VerdictName(v));
+  }
+  out += "\n";
+  return out;
+}
+
+JunitReport ComparisonJunit(const Comparison& c) {
+  JunitReport r{.name = "cutover compat compare"};
+  std::map<std::string, size_t> suite_of;
+  for (const CaseComparison& k : c.cases) {
+    auto [it, added] = suite_of.emplace(k.op, r.suites.size());
+    if (added) r.suites.push_back(JunitSuite{.name = k.op});
+    JunitCase jc{.classname = "compat." + k.op, .name = k.id};
+    jc.message = std::string(VerdictName(k.verdict)) + ": " + k.reason;
+    if (k.verdict == Verdict::kRegression || k.verdict == Verdict::kBroken) {
+      jc.outcome = JunitOutcome::kFailed;
+      jc.text = jc.message;
+    } else if (k.verdict == Verdict::kMissing || k.verdict == Verdict::kNotApplicable) {
+      jc.outcome = JunitOutcome::kSkipped;
+    }
+    r.suites[it->second].cases.push_back(std::move(jc));
+  }
+  return r;
+}
+
+}  // namespace cutover

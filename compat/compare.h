@@ -1,0 +1,88 @@
+// Comparing two compat records case by case: a numerics verdict (identical, equivalent, drift,
+// regression, broken, missing, n/a) judged from the sampled outputs and their float64 truth with
+// assert_close-style tolerances (compat/op.h ToleranceFor), and a speed verdict from a bootstrap
+// interval on the ratio of median times.
+//
+// Error measure: for outputs x and reference r at the sampled positions,
+//   q = max_i |x_i - r_i| / (atol + rtol * max(|r_i|, rms(truth)))
+// (the rms floor keeps outputs that cancel to near zero from dominating); q <= 1 passes.
+//   identical   the output digests are equal
+//   equivalent  q(target vs source) <= 1
+//   drift       otherwise, and q(target vs truth) <= 1, or the target is no further from the
+//               truth than the source
+//   regression  q(target vs truth) > 1 and > q(source vs truth)
+//   broken      an error on either side, NaN/Inf the source did not have, or samples that do not
+//               line up; missing: the case is in one record only; n/a: the op has no meaning on
+//               one side's backend.
+//
+// Thread-safety: pure functions.
+#ifndef CUTOVER_COMPAT_COMPARE_H_
+#define CUTOVER_COMPAT_COMPARE_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compat/record.h"
+#include "core/junit.h"
+
+namespace cutover {
+
+inline constexpr char kCompatCompareSchema[] = "cutover.compat-compare/1";
+
+enum class Verdict {
+  kIdentical,
+  kEquivalent,
+  kDrift,
+  kRegression,
+  kBroken,
+  kMissing,
+  kNotApplicable
+};
+enum class SpeedVerdict { kFaster, kSame, kSlower, kUnknown };
+
+std::string_view VerdictName(Verdict v);            // "identical", ..., "n/a"
+std::string_view SpeedVerdictName(SpeedVerdict v);  // "faster", "same", "slower", "unknown"
+
+struct CaseComparison {
+  std::string id;
+  std::string op;
+  Verdict verdict = Verdict::kMissing;
+  std::string reason;
+  double q_target_source = 0, q_source_truth = 0, q_target_truth = 0;
+  double rtol = 0, atol = 0;
+  int differing_tiles = 0;
+  SpeedVerdict speed = SpeedVerdict::kUnknown;
+  double time_ratio = 0, ratio_lo = 0, ratio_hi = 0;  // target / source median time; 95% CI
+  bool unstable_timing = false;  // (p90 - p10) / median > kUnstableSpread on either side
+};
+
+inline constexpr double kUnstableSpread = 0.25;
+
+struct Comparison {
+  std::vector<CaseComparison> cases;
+  // True when any case is a regression or broken (the command exits 1).
+  bool failed() const;
+  // Number of cases with verdict `v`.
+  int Count(Verdict v) const;
+};
+
+// Compares every case of `source` with the case of the same ID in `target` (source order, then
+// the target's extra cases).
+Comparison CompareRecords(const CompatRecord& source, const CompatRecord& target);
+
+// The bootstrap 95% interval (2000 resamples, deterministic seed) of median(b) / median(a).
+// REQUIRES: a and b not empty.
+void BootstrapRatio(const std::vector<double>& a, const std::vector<double>& b, uint64_t seed,
+                    double* lo, double* hi);
+
+nlohmann::json ComparisonToJson(const Comparison& c);
+std::string ComparisonTable(const Comparison& c);
+// One suite per op; regression/broken are failures, missing and n/a skipped.
+JunitReport ComparisonJunit(const Comparison& c);
+
+}  // namespace cutover
+
+#endif  // CUTOVER_COMPAT_COMPARE_H_

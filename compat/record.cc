@@ -1,0 +1,181 @@
+#include "compat/record.h"
+
+#include <cmath>
+#include <limits>
+
+#include "core/file_util.h"
+#include "core/json.h"
+
+namespace cutover {
+namespace {
+
+using nlohmann::json;
+
+json NumOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
+
+Result<std::vector<double>> Doubles(const json& c, const std::string& ptr,
+                                    const std::string& what) {
+  CUTOVER_ASSIGN_OR_RETURN(const json* a, GetArray(c, ptr, what));
+  std::vector<double> out;
+  out.reserve(a->size());
+  for (size_t i = 0; i < a->size(); ++i) {
+    const json& v = (*a)[i];
+    if (v.is_null()) {
+      out.push_back(std::numeric_limits<double>::quiet_NaN());
+    } else if (v.is_number()) {
+      out.push_back(v.get<double>());
+    } else {
+      return Status::InvalidArgument(what + ": " + ptr + "/" + std::to_string(i) +
+                                     ": expected a number or null");
+    }
+  }
+  return out;
+}
+
+Result<CaseResult> CaseFromJson(const json& c, const std::string& what) {
+  CaseResult r;
+  CUTOVER_ASSIGN_OR_RETURN(r.id, GetString(c, "/id", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.spec.op, GetString(c, "/op", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.spec.dtype, GetString(c, "/dtype", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.spec.layout, GetString(c, "/layout", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.spec.seed, GetUint(c, "/seed", what));
+  CUTOVER_ASSIGN_OR_RETURN(const json* shape, GetArray(c, "/shape", what));
+  for (size_t i = 0; i < shape->size(); ++i) {
+    CUTOVER_ASSIGN_OR_RETURN(int64_t d, GetInt(c, "/shape/" + std::to_string(i), what));
+    r.spec.shape.push_back(d);
+  }
+  if (r.spec.Id() != r.id) {
+    return Status::InvalidArgument(what + ": case " + r.id + " does not match its fields (" +
+                                   r.spec.Id() + ")");
+  }
+  CUTOVER_ASSIGN_OR_RETURN(r.status, GetString(c, "/status", what));
+  if (r.status != "ok" && r.status != "n/a" && r.status != "error") {
+    return Status::InvalidArgument(what + ": case " + r.id + ": bad status '" + r.status + "'");
+  }
+  if (const json* e = FindJson(c, "/error"); e != nullptr && e->is_string()) r.error = *e;
+  if (r.status != "ok") return r;
+  CUTOVER_ASSIGN_OR_RETURN(r.output_count, GetUint(c, "/output_count", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.digest, GetString(c, "/digest", what));
+  CUTOVER_ASSIGN_OR_RETURN(const json* tiles, GetArray(c, "/tiles", what));
+  for (size_t i = 0; i < tiles->size(); ++i) {
+    CUTOVER_ASSIGN_OR_RETURN(std::string t, GetString(c, "/tiles/" + std::to_string(i), what));
+    r.tiles.push_back(t);
+  }
+  CUTOVER_ASSIGN_OR_RETURN(const json* idx, GetArray(c, "/samples/index", what));
+  for (size_t i = 0; i < idx->size(); ++i) {
+    CUTOVER_ASSIGN_OR_RETURN(uint64_t v, GetUint(c, "/samples/index/" + std::to_string(i), what));
+    r.sample_index.push_back(v);
+  }
+  CUTOVER_ASSIGN_OR_RETURN(r.sample_value, Doubles(c, "/samples/value", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.sample_truth, Doubles(c, "/samples/truth", what));
+  if (r.sample_value.size() != r.sample_index.size() ||
+      r.sample_truth.size() != r.sample_index.size()) {
+    return Status::InvalidArgument(what + ": case " + r.id +
+                                   ": samples index, value and truth differ in length");
+  }
+  CUTOVER_ASSIGN_OR_RETURN(r.nan_count, GetUint(c, "/nan_count", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.inf_count, GetUint(c, "/inf_count", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.deterministic, GetBool(c, "/deterministic", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.reduction_length, GetInt(c, "/reduction_length", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.flops, GetDouble(c, "/flops", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.bytes, GetDouble(c, "/bytes", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.timing.reps_s, Doubles(c, "/timing/reps_s", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.timing.median_s, GetDouble(c, "/timing/median_s", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.timing.p10_s, GetDouble(c, "/timing/p10_s", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.timing.p90_s, GetDouble(c, "/timing/p90_s", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.timing.rate, GetDouble(c, "/timing/rate", what));
+  CUTOVER_ASSIGN_OR_RETURN(r.timing.rate_unit, GetString(c, "/timing/rate_unit", what));
+  return r;
+}
+
+}  // namespace
+
+json RecordToJson(const CompatRecord& rec) {
+  json doc = {
+      {"schema", std::string(kCompatRecordFamily) + "/" + std::to_string(kCompatRecordVersion)},
+      {"backend", rec.backend},
+      {"suite", rec.suite},
+      {"accumulate", rec.accumulate},
+      {"threads", rec.threads},
+      {"op_table_version", rec.op_table_version},
+      {"created_at", rec.created_at},
+      {"cutover_version", rec.cutover_version},
+      {"fingerprint", rec.fingerprint},
+      {"cases", json::array()}};
+  for (const CaseResult& r : rec.cases) {
+    json c = {{"id", r.id},
+              {"op", r.spec.op},
+              {"dtype", r.spec.dtype},
+              {"shape", r.spec.shape},
+              {"layout", r.spec.layout},
+              {"seed", r.spec.seed},
+              {"status", r.status}};
+    if (!r.error.empty()) c["error"] = r.error;
+    if (r.status == "ok") {
+      json values = json::array(), truth = json::array();
+      for (double v : r.sample_value) values.push_back(NumOrNull(v));
+      for (double v : r.sample_truth) truth.push_back(NumOrNull(v));
+      json reps = json::array();
+      for (double v : r.timing.reps_s) reps.push_back(v);
+      c.update({{"output_count", r.output_count},
+                {"digest", r.digest},
+                {"tiles", r.tiles},
+                {"samples", {{"index", r.sample_index}, {"value", values}, {"truth", truth}}},
+                {"nan_count", r.nan_count},
+                {"inf_count", r.inf_count},
+                {"deterministic", r.deterministic},
+                {"reduction_length", r.reduction_length},
+                {"flops", r.flops},
+                {"bytes", r.bytes},
+                {"timing",
+                 {{"reps_s", reps},
+                  {"median_s", r.timing.median_s},
+                  {"p10_s", r.timing.p10_s},
+                  {"p90_s", r.timing.p90_s},
+                  {"rate", r.timing.rate},
+                  {"rate_unit", r.timing.rate_unit}}}});
+    }
+    doc["cases"].push_back(std::move(c));
+  }
+  return doc;
+}
+
+Result<CompatRecord> RecordFromJson(const json& doc, const std::string& what) {
+  CUTOVER_RETURN_IF_ERROR(CheckSchema(doc, kCompatRecordFamily, kCompatRecordVersion, what));
+  CompatRecord rec;
+  CUTOVER_ASSIGN_OR_RETURN(rec.backend, GetString(doc, "/backend", what));
+  CUTOVER_ASSIGN_OR_RETURN(rec.suite, GetString(doc, "/suite", what));
+  CUTOVER_ASSIGN_OR_RETURN(rec.accumulate, GetString(doc, "/accumulate", what));
+  CUTOVER_ASSIGN_OR_RETURN(int64_t threads, GetInt(doc, "/threads", what));
+  rec.threads = static_cast<int>(threads);
+  CUTOVER_ASSIGN_OR_RETURN(int64_t table, GetInt(doc, "/op_table_version", what));
+  rec.op_table_version = static_cast<int>(table);
+  CUTOVER_ASSIGN_OR_RETURN(rec.created_at, GetString(doc, "/created_at", what));
+  if (const json* v = FindJson(doc, "/cutover_version"); v != nullptr && v->is_string()) {
+    rec.cutover_version = *v;
+  }
+  if (const json* fp = FindJson(doc, "/fingerprint"); fp != nullptr) rec.fingerprint = *fp;
+  CUTOVER_ASSIGN_OR_RETURN(const json* cases, GetArray(doc, "/cases", what));
+  for (size_t i = 0; i < cases->size(); ++i) {
+    const json& c = (*cases)[i];
+    if (!c.is_object()) {
+      return Status::InvalidArgument(what + ": /cases/" + std::to_string(i) +
+                                     ": expected an object");
+    }
+    CUTOVER_ASSIGN_OR_RETURN(CaseResult r, CaseFromJson(c, what + ": /cases/" + std::to_string(i)));
+    rec.cases.push_back(std::move(r));
+  }
+  return rec;
+}
+
+Result<CompatRecord> LoadRecord(const std::string& path) {
+  CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+  CUTOVER_ASSIGN_OR_RETURN(json doc, ParseJson(text, path));
+  return RecordFromJson(doc, path);
+}
+
+Status SaveRecord(const std::string& path, const CompatRecord& rec) {
+  return WriteFileAtomic(path, DumpJson(RecordToJson(rec)) + "\n");
+}
+
+}  // namespace cutover

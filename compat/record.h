@@ -1,0 +1,74 @@
+// The compat record ("schema": "cutover.compat-record/1", docs/schemas/compat-record-1.json):
+// what `cutover compat run` writes per case. It never stores whole outputs: a SHA-256 digest of
+// the output bytes, per-tile checksums on a fixed grid (kRecordTiles contiguous slices of the
+// flat output), a few thousand outputs at seeded positions with their float64 truth, the timing
+// repetitions and the deterministic flag. Bump kCompatRecordVersion on any incompatible change.
+//
+// Thread-safety: plain values; the functions are thread-safe on distinct objects.
+#ifndef CUTOVER_COMPAT_RECORD_H_
+#define CUTOVER_COMPAT_RECORD_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compat/op.h"
+#include "core/status.h"
+
+namespace cutover {
+
+inline constexpr char kCompatRecordFamily[] = "cutover.compat-record";
+inline constexpr int kCompatRecordVersion = 1;
+inline constexpr int kRecordTiles = 64;
+
+struct CaseTiming {
+  std::vector<double> reps_s;  // every timed repetition, steady clock
+  double median_s = 0, p10_s = 0, p90_s = 0;
+  double rate = 0;        // flops (or bytes) / median, in rate_unit
+  std::string rate_unit;  // "GFLOP/s" | "GB/s"
+};
+
+struct CaseResult {
+  CaseSpec spec;
+  std::string id;      // spec.Id()
+  std::string status;  // "ok" | "n/a" | "error"
+  std::string error;   // why, for "n/a" and "error"
+  uint64_t output_count = 0;
+  std::string digest;              // hex SHA-256 of the output bytes
+  std::vector<std::string> tiles;  // kRecordTiles hex prefixes (16) of per-tile SHA-256
+  std::vector<uint64_t> sample_index;
+  std::vector<double> sample_value;  // the output (as float, widened), NaN allowed
+  std::vector<double> sample_truth;  // float64 truth from the same inputs
+  uint64_t nan_count = 0, inf_count = 0;
+  bool deterministic = true;  // two runs gave the same bits
+  int64_t reduction_length = 1;
+  double flops = 0, bytes = 0;
+  CaseTiming timing;
+};
+
+struct CompatRecord {
+  std::string backend;     // "cpu" | "cuda"
+  std::string suite;       // "quick" | ...
+  std::string accumulate;  // "fp32" | "fp64"
+  int threads = 0;
+  int op_table_version = kOpTableVersion;
+  std::string created_at;  // RFC 3339 UTC
+  std::string cutover_version;
+  nlohmann::json fingerprint;  // a cutover.fingerprint/1 document (or null)
+  std::vector<CaseResult> cases;
+};
+
+nlohmann::json RecordToJson(const CompatRecord& rec);
+// Reads a record; InvalidArgument naming `what` and the field for a wrong schema or a missing or
+// mistyped field ("a.rec: /cases/3/digest: missing").
+Result<CompatRecord> RecordFromJson(const nlohmann::json& doc, const std::string& what);
+// Reads and parses a record file (a truncated file is a positioned syntax error).
+Result<CompatRecord> LoadRecord(const std::string& path);
+// Writes the record atomically.
+Status SaveRecord(const std::string& path, const CompatRecord& rec);
+
+}  // namespace cutover
+
+#endif  // CUTOVER_COMPAT_RECORD_H_

@@ -1,0 +1,92 @@
+#include "compat/runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstring>
+
+#include "compat/philox.h"
+#include "core/sha256.h"
+
+namespace cutover {
+namespace {
+
+constexpr uint32_t kSampleStream = 0x53414d50;  // "SAMP"
+
+}  // namespace
+
+std::vector<uint64_t> SamplePositions(const CaseSpec& spec, uint64_t n, size_t count) {
+  std::vector<uint64_t> pos;
+  if (n <= count) {
+    for (uint64_t i = 0; i < n; ++i) pos.push_back(i);
+    return pos;
+  }
+  const uint64_t key = PhiloxKeyForId(spec.Id());
+  for (size_t j = 0; j < count; ++j) {
+    uint64_t w = (static_cast<uint64_t>(PhiloxWord(key, kSampleStream, 2 * j)) << 32) |
+                 PhiloxWord(key, kSampleStream, 2 * j + 1);
+    pos.push_back(w % n);
+  }
+  return pos;
+}
+
+double Quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double x = q * (v.size() - 1);
+  size_t lo = static_cast<size_t>(std::floor(x));
+  size_t hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (x - lo) * (v[hi] - v[lo]);
+}
+
+CaseResult RunCpuCase(const OpDescriptor& op, const CaseSpec& spec, const RunConfig& cfg) {
+  CaseResult r;
+  r.spec = spec;
+  r.id = spec.Id();
+  if (!op.on_cpu || op.run_cpu == nullptr) {
+    r.status = "n/a";
+    r.error = op.name + " has no meaning on the cpu backend";
+    return r;
+  }
+  r.status = "ok";
+  r.reduction_length = op.reduction_length(spec);
+  r.flops = op.flops(spec);
+  r.bytes = op.bytes(spec);
+  const Tensors in = op.make_inputs(spec);
+  const size_t n = op.output_size(spec);
+  std::vector<float> first(n), out(n);
+  op.run_cpu(spec, cfg.cpu, in, first.data());
+  using Clock = std::chrono::steady_clock;
+  for (int i = 0; i < std::max(1, cfg.reps); ++i) {
+    auto t0 = Clock::now();
+    op.run_cpu(spec, cfg.cpu, in, out.data());
+    r.timing.reps_s.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  r.deterministic = std::memcmp(first.data(), out.data(), n * sizeof(float)) == 0;
+  r.output_count = n;
+  r.digest = HexEncode(Sha256Digest(first.data(), n * sizeof(float)));
+  const size_t per = (n + kRecordTiles - 1) / kRecordTiles;
+  for (int t = 0; t < kRecordTiles; ++t) {
+    size_t b = std::min(n, t * per), e = std::min(n, b + per);
+    r.tiles.push_back(
+        HexEncode(Sha256Digest(first.data() + b, (e - b) * sizeof(float))).substr(0, 16));
+  }
+  for (float v : first) {
+    if (std::isnan(v)) ++r.nan_count;
+    if (std::isinf(v)) ++r.inf_count;
+  }
+  r.sample_index = SamplePositions(spec, n, cfg.samples);
+  for (uint64_t i : r.sample_index) {
+    r.sample_value.push_back(first[i]);
+    r.sample_truth.push_back(op.truth(spec, in, i));
+  }
+  r.timing.median_s = Quantile(r.timing.reps_s, 0.5);
+  r.timing.p10_s = Quantile(r.timing.reps_s, 0.1);
+  r.timing.p90_s = Quantile(r.timing.reps_s, 0.9);
+  r.timing.rate_unit = op.rate_unit;
+  const double work = op.rate_unit == "GFLOP/s" ? r.flops : r.bytes;
+  r.timing.rate = r.timing.median_s > 0 ? work / r.timing.median_s / 1e9 : 0;
+  return r;
+}
+
+}  // namespace cutover

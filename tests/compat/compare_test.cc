@@ -1,0 +1,83 @@
+#include "compat/compare.h"
+
+#include <gtest/gtest.h>
+
+#include "compat/runner.h"
+
+namespace cutover {
+namespace {
+
+CompatRecord RunRecord(bool fp64, std::vector<CaseSpec> cases) {
+  CompatRecord rec{.backend = "cpu", .suite = "quick", .accumulate = fp64 ? "fp64" : "fp32"};
+  RunConfig cfg;
+  cfg.reps = 5;
+  cfg.cpu.fp64_accumulate = fp64;
+  for (const CaseSpec& c : cases) rec.cases.push_back(RunCpuCase(*FindOp(c.op), c, cfg));
+  return rec;
+}
+
+std::vector<CaseSpec> Cases() {
+  return {{"gemm", "fp32", {64, 64, 2048}, "row-major", 1},
+          {"reduce_sum", "fp32", {64, 8192}, "row-major", 1},
+          {"layernorm", "fp32", {32, 2048}, "row-major", 1},
+          {"gelu", "fp32", {5000}, "row-major", 1},
+          {"h2d_copy", "u8", {64}, "row-major", 1}};
+}
+
+TEST(CompareTest, TwoRunsAreIdentical) {
+  Comparison c = CompareRecords(RunRecord(false, Cases()), RunRecord(false, Cases()));
+  ASSERT_EQ(c.cases.size(), 5u);
+  EXPECT_EQ(c.Count(Verdict::kIdentical), 4);
+  EXPECT_EQ(c.Count(Verdict::kNotApplicable), 1);
+  EXPECT_FALSE(c.failed());
+}
+
+TEST(CompareTest, Fp32AndFp64AccumulationNeverRegressEitherWay) {
+  CompatRecord a = RunRecord(false, Cases()), b = RunRecord(true, Cases());
+  for (const Comparison& c : {CompareRecords(a, b), CompareRecords(b, a)}) {
+    EXPECT_FALSE(c.failed()) << ComparisonTable(c);
+    EXPECT_EQ(c.cases[0].verdict == Verdict::kIdentical, false);  // gemm K=2048 differs
+    for (const CaseComparison& k : c.cases) {
+      EXPECT_NE(k.verdict, Verdict::kRegression) << k.id;
+      EXPECT_NE(k.verdict, Verdict::kBroken) << k.id;
+    }
+  }
+}
+
+TEST(CompareTest, PerturbedSamplesAreARegression) {
+  CompatRecord a = RunRecord(false, Cases()), b = a;
+  for (double& v : b.cases[0].sample_value) v *= 1.001;
+  b.cases[0].digest = std::string(64, '0');
+  Comparison c = CompareRecords(a, b);
+  EXPECT_EQ(c.cases[0].verdict, Verdict::kRegression) << c.cases[0].reason;
+  EXPECT_TRUE(c.failed());
+  EXPECT_GT(c.cases[0].q_target_truth, 1.0);
+  JunitReport j = ComparisonJunit(c);
+  EXPECT_EQ(j.suites[0].cases[0].outcome, JunitOutcome::kFailed);
+}
+
+TEST(CompareTest, NanIsBrokenAndMissingCasesAreNamed) {
+  CompatRecord a = RunRecord(false, Cases()), b = a;
+  b.cases[3].nan_count = 1;
+  b.cases[3].digest = std::string(64, '0');
+  b.cases.erase(b.cases.begin() + 1);
+  Comparison c = CompareRecords(a, b);
+  EXPECT_EQ(c.cases[1].verdict, Verdict::kMissing);
+  EXPECT_EQ(c.cases[1].reason, "not in the target record");
+  EXPECT_EQ(c.cases[3].verdict, Verdict::kBroken);
+  EXPECT_EQ(c.cases[3].reason, "target has 1 NaN and 0 Inf outputs, source 0 and 0");
+}
+
+TEST(CompareTest, SpeedVerdictOnlyWhenTheIntervalSaysSo) {
+  double lo, hi;
+  std::vector<double> a = {1.0, 1.01, 0.99, 1.02, 0.98}, slow = {2.0, 2.02, 1.98, 2.01, 1.99};
+  BootstrapRatio(a, slow, 1, &lo, &hi);
+  EXPECT_GT(lo, 1.5);
+  std::vector<double> same = {1.01, 0.97, 1.03, 0.99, 1.0};
+  BootstrapRatio(a, same, 1, &lo, &hi);
+  EXPECT_LE(lo, 1.0);
+  EXPECT_GE(hi, 1.0);
+}
+
+}  // namespace
+}  // namespace cutover
