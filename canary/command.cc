@@ -1,19 +1,215 @@
 #include "canary/command.h"
 
+#include <csignal>
+#include <cstdio>
+#include <memory>
+
+#include "canary/controller.h"
+#include "canary/haproxy_traffic.h"
+#include "canary/prometheus_client.h"
+#include "canary/spec.h"
+#include "canary/state.h"
+#include "core/file_util.h"
+
 namespace cutover {
+namespace {
+
+using canary::RolloutStore;
+using nlohmann::json;
+
+// Set by SIGTERM / SIGINT while `canary start` runs; the controller stops at its next tick.
+std::atomic<bool> g_stop{false};
+
+extern "C" void OnStopSignal(int) { g_stop.store(true); }
+
+json OptJson(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+Result<canary::RolloutRow> FindRollout(RolloutStore& store, const std::string& name) {
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<canary::RolloutRow> r, store.LatestRollout(name));
+  if (!r) {
+    return Status::NotFound(name.empty() ? std::string("no rollout in the state file")
+                                         : "no rollout named '" + name + "'");
+  }
+  return *r;
+}
+
+json RolloutJson(const canary::RolloutRow& r) {
+  return {{"id", r.id},
+          {"name", r.name},
+          {"status", r.status},
+          {"reason", r.reason},
+          {"step_index", r.step_index},
+          {"started_at", r.started_at},
+          {"updated_at", r.updated_at},
+          {"finished_at", OptJson(r.finished_at)},
+          {"analysis", json::parse(r.analysis_json, nullptr, false)}};
+}
+
+Result<int> RunStart(const GlobalOptions& g, const std::string& spec_path) {
+  CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(spec_path));
+  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutSpec spec, canary::ParseSpec(text, spec_path));
+  if (spec.traffic.provider != canary::TrafficProvider::kHaproxy) {
+    return Status::Unimplemented("canary: traffic provider '" +
+                                 std::string(canary::TrafficProviderName(spec.traffic.provider)) +
+                                 "' is not built yet (haproxy is)");
+  }
+  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g)));
+  canary::HaproxyTraffic traffic({.socket = spec.traffic.socket,
+                                  .address = spec.traffic.address,
+                                  .backend = spec.traffic.backend,
+                                  .timeout = spec.traffic.timeout});
+  canary::PrometheusClient metrics(spec.metrics.url, spec.metrics.timeout);
+  canary::RealClock clock;
+  g_stop.store(false);
+  std::signal(SIGTERM, OnStopSignal);
+  std::signal(SIGINT, OnStopSignal);
+  canary::ControllerOptions opts;
+  opts.stop = &g_stop;
+  canary::Controller controller(spec, spec_path, text, &store, &traffic, &metrics, &clock, opts);
+  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutOutcome out, controller.Run());
+  if (out.status == "rolled-back-unconfirmed") {
+    std::fprintf(stderr, "cutover: canary %s: ROLLBACK UNCONFIRMED: %s\n", spec.name.c_str(),
+                 out.reason.c_str());
+  }
+  json doc = {{"schema", "cutover.rollout-result/1"},
+              {"rollout", out.rollout_id},
+              {"name", spec.name},
+              {"status", out.status},
+              {"reason", out.reason}};
+  CUTOVER_RETURN_IF_ERROR(
+      EmitResult(g, doc, "rollout " + spec.name + ": " + out.status + " (" + out.reason + ")\n"));
+  return out.exit_code;
+}
+
+Result<int> RunStatus(const GlobalOptions& g, const std::string& name) {
+  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g)));
+  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutRow r, FindRollout(store, name));
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<canary::StepRow> step, store.GetStep(r.id, r.step_index));
+  json doc = {{"schema", "cutover.rollout-status/1"}, {"rollout", RolloutJson(r)}};
+  std::string table = "rollout " + r.name + " (" + std::to_string(r.id) + "): " + r.status +
+                      ", step " + std::to_string(r.step_index);
+  if (step) {
+    doc["step"] = {{"index", step->step_index},
+                   {"kind", step->kind},
+                   {"canary_percent", step->canary_percent},
+                   {"weights", json::parse(canary::WeightsToJson(step->weights))},
+                   {"applied", step->applied_at.has_value()}};
+    table += " at canary " + std::to_string(step->canary_percent) + "%" +
+             (step->applied_at ? "" : " (intended, not applied yet)");
+  }
+  if (!r.reason.empty()) table += " -- " + r.reason;
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table + "\n"));
+  return 0;
+}
+
+Result<int> RunCommand(const GlobalOptions& g, const std::string& name, const std::string& cmd) {
+  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g)));
+  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutRow r, FindRollout(store, name));
+  if (!canary::IsActiveStatus(r.status)) {
+    return Status::FailedPrecondition("rollout " + r.name + " is " + r.status + ", not active");
+  }
+  canary::RealClock clock;
+  CUTOVER_ASSIGN_OR_RETURN(int64_t id, store.AddCommand(r.id, cmd, clock.Now()));
+  json doc = {{"schema", "cutover.rollout-command/1"},
+              {"rollout", r.id},
+              {"command", cmd},
+              {"command_id", id}};
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc,
+                                     "queued " + cmd + " for rollout " + r.name +
+                                         " (the controller acts on " + "it at its next poll)\n"));
+  return 0;
+}
+
+Result<int> RunHistory(const GlobalOptions& g, const std::string& name) {
+  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g)));
+  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutRow r, FindRollout(store, name));
+  CUTOVER_ASSIGN_OR_RETURN(std::vector<canary::StepRow> steps, store.Steps(r.id));
+  CUTOVER_ASSIGN_OR_RETURN(std::vector<canary::MeasurementRow> ms, store.Measurements(r.id));
+  CUTOVER_ASSIGN_OR_RETURN(std::vector<canary::EventRow> events, store.Events(r.id));
+  // Bump the version on an incompatible change of this document.
+  json doc = {{"schema", "cutover.rollout-history/1"}, {"rollout", RolloutJson(r)}};
+  std::string table = "rollout " + r.name + " (" + std::to_string(r.id) + "): " + r.status + "\n";
+  json js = json::array();
+  for (const canary::StepRow& s : steps) {
+    js.push_back({{"index", s.step_index},
+                  {"kind", s.kind},
+                  {"canary_percent", s.canary_percent},
+                  {"weights", json::parse(canary::WeightsToJson(s.weights))},
+                  {"readback", json::parse(canary::WeightsToJson(s.readback))},
+                  {"intended_at", s.intended_at},
+                  {"applied_at", OptJson(s.applied_at)},
+                  {"finished_at", OptJson(s.finished_at)},
+                  {"outcome", s.outcome}});
+    table += "  step " + std::to_string(s.step_index) + " " + s.kind + " canary " +
+             std::to_string(s.canary_percent) + "% " + (s.outcome.empty() ? "-" : s.outcome) + "\n";
+  }
+  doc["steps"] = std::move(js);
+  json jm = json::array();
+  for (const canary::MeasurementRow& m : ms) {
+    jm.push_back({{"step", m.step_index},
+                  {"interval", m.interval_index},
+                  {"check", m.check},
+                  {"query", m.query},
+                  {"window", {m.window_start, m.window_end}},
+                  {"canary", OptJson(m.canary_value)},
+                  {"baseline", OptJson(m.baseline_value)},
+                  {"figures", json::parse(m.figures_json, nullptr, false)},
+                  {"verdict", m.verdict},
+                  {"reason", m.reason},
+                  {"at", m.at}});
+    if (m.check == "interval") {
+      table += "    interval " + std::to_string(m.interval_index) + " (step " +
+               std::to_string(m.step_index) + "): " + m.verdict + ", " + m.reason + "\n";
+    }
+  }
+  doc["measurements"] = std::move(jm);
+  json je = json::array();
+  for (const canary::EventRow& e : events) {
+    je.push_back({{"at", e.at}, {"kind", e.kind}, {"message", e.message}});
+  }
+  doc["events"] = std::move(je);
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  return 0;
+}
+
+}  // namespace
 
 void AddCanaryCommand(CLI::App& root, CommandContext& ctx) {
   CLI::App* cmd = root.add_subcommand(
       "canary", "Drive a gray-release cutover on a load balancer, judged by metrics");
   cmd->require_subcommand(1);
   cmd->footer(kExitCodesHelp);
-  AddNotBuilt(*cmd, ctx, "start", "Run a rollout");
-  AddNotBuilt(*cmd, ctx, "status", "Show a rollout's state");
-  AddNotBuilt(*cmd, ctx, "pause", "Pause a rollout");
-  AddNotBuilt(*cmd, ctx, "resume", "Resume a rollout");
-  AddNotBuilt(*cmd, ctx, "promote", "Promote a rollout");
-  AddNotBuilt(*cmd, ctx, "abort", "Abort a rollout");
-  AddNotBuilt(*cmd, ctx, "history", "Show a rollout's history");
+
+  auto spec = std::make_shared<std::string>();
+  CLI::App* start = cmd->add_subcommand(
+      "start", "Run a rollout in the foreground until it ends (resumes an active one)");
+  start->add_option("SPEC", *spec, "Rollout spec (YAML, apiVersion cutover/v1)")->required();
+  SetCommand(start, ctx, [&ctx, spec]() { return RunStart(ctx.global, *spec); });
+
+  auto add_named = [&](const std::string& name, const std::string& help,
+                       std::function<Result<int>(const std::string&)> fn) {
+    auto rollout = std::make_shared<std::string>();
+    CLI::App* sub = cmd->add_subcommand(name, help);
+    sub->add_option("--name", *rollout, "Rollout name (default: the newest rollout)");
+    SetCommand(sub, ctx, [rollout, fn]() { return fn(*rollout); });
+    return sub;
+  };
+  add_named("status", "Show a rollout's state",
+            [&ctx](const std::string& n) { return RunStatus(ctx.global, n); });
+  add_named("pause", "Pause a rollout (it holds its weights)",
+            [&ctx](const std::string& n) { return RunCommand(ctx.global, n, "pause"); });
+  add_named("resume", "Resume a paused rollout",
+            [&ctx](const std::string& n) { return RunCommand(ctx.global, n, "resume"); });
+  auto full = std::make_shared<bool>(false);
+  CLI::App* promote =
+      add_named("promote", "Advance past the current step", [&ctx, full](const std::string& n) {
+        return RunCommand(ctx.global, n, *full ? "promote-full" : "promote");
+      });
+  promote->add_flag("--full", *full, "Skip every remaining step and go to the last");
+  add_named("abort", "Roll a rollout back",
+            [&ctx](const std::string& n) { return RunCommand(ctx.global, n, "abort"); });
+  add_named("history", "Show a rollout's steps, measurements and events",
+            [&ctx](const std::string& n) { return RunHistory(ctx.global, n); });
   AddNotBuilt(*cmd, ctx, "analyze", "Judge past metrics without moving traffic");
   AddNotBuilt(*cmd, ctx, "mirror", "Mirror requests and compare responses");
 }

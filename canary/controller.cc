@@ -1,0 +1,605 @@
+#include "canary/controller.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "canary/prometheus.h"
+#include "core/failpoint.h"
+#include "core/log.h"
+
+namespace cutover::canary {
+namespace {
+
+using nlohmann::json;
+
+double Seconds(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
+
+std::string Fmt(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+json Opt(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
+}
+
+json FiguresJson(const CheckFigures& f) {
+  json j = {{"canary_samples", f.canary_samples},
+            {"baseline_samples", f.baseline_samples},
+            {"ratio", Opt(f.ratio)}};
+  if (f.test) {
+    j["test"] = {{"u", f.test->u},
+                 {"z", std::isfinite(f.test->z) ? json(f.test->z) : json(nullptr)},
+                 {"p_value", f.test->p_value},
+                 {"exact", f.test->exact},
+                 {"effect", std::string(EffectName(f.test->effect))}};
+  }
+  return j;
+}
+
+// The one value of a result, nullopt when empty; InvalidArgument for several series.
+Result<std::vector<double>> Values(const Result<PromResult>& r) {
+  if (!r.ok()) return r.status();
+  return SingleSeriesValues(*r);
+}
+
+}  // namespace
+
+double RealClock::Now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void RealClock::Sleep(double seconds) {
+  if (seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(seconds));
+}
+
+std::string AnalysisStateToJson(const AnalysisState& s, int step) {
+  json j = {{"step", step},
+            {"intervals", s.intervals},
+            {"failures", s.failures},
+            {"errors", s.errors},
+            {"consecutive_errors", s.consecutive_errors},
+            {"step_intervals", s.step_intervals},
+            {"step_passes", s.step_passes},
+            {"step_inconclusives", s.step_inconclusives},
+            {"last", s.last ? json(std::string(VerdictName(*s.last))) : json(nullptr)}};
+  return j.dump();
+}
+
+AnalysisState AnalysisStateFromJson(const std::string& text, int step) {
+  AnalysisState s;
+  json j = json::parse(text, nullptr, false);
+  if (!j.is_object()) return s;
+  auto get = [&](const char* k) { return j.contains(k) && j[k].is_number() ? j[k].get<int>() : 0; };
+  s.intervals = get("intervals");
+  s.failures = get("failures");
+  s.errors = get("errors");
+  s.consecutive_errors = get("consecutive_errors");
+  s.step_intervals = get("step_intervals");
+  s.step_passes = get("step_passes");
+  s.step_inconclusives = get("step_inconclusives");
+  if (j.contains("last") && j["last"].is_string()) {
+    std::string v = j["last"];
+    for (Verdict x : {Verdict::kPass, Verdict::kFail, Verdict::kInconclusive, Verdict::kError}) {
+      if (VerdictName(x) == v) s.last = x;
+    }
+  }
+  if (get("step") != step) s = BeginStep(s);
+  return s;
+}
+
+Controller::Controller(RolloutSpec spec, std::string spec_path, std::string spec_text,
+                       RolloutStore* store, Traffic* traffic, Metrics* metrics, Clock* clock,
+                       ControllerOptions options)
+    : spec_(std::move(spec)),
+      spec_path_(std::move(spec_path)),
+      spec_text_(std::move(spec_text)),
+      store_(store),
+      traffic_(traffic),
+      metrics_(metrics),
+      clock_(clock),
+      options_(options) {}
+
+void Controller::Event(const std::string& kind, const std::string& message) {
+  CUTOVER_LOG(kInfo) << "canary " << spec_.name << ": " << kind << ": " << message;
+  Status s = store_->AddEvent(id_, kind, message, clock_->Now());
+  if (!s.ok()) {
+    CUTOVER_LOG(kWarn) << "canary: recording event: " << s.ToString();
+  }
+}
+
+Status Controller::SetStatus(const std::string& status, const std::string& reason) {
+  return store_->SetStatus(id_, status, reason, clock_->Now());
+}
+
+Result<WeightPlan> Controller::PlanFor(int step) const {
+  const StepSpec& s = spec_.steps[static_cast<size_t>(step)];
+  int percent = 0;
+  if (s.kind == StepSpec::Kind::kWeight) {
+    percent = s.weight;
+  } else {
+    // A pause keeps the weight of the weight step before it (0 before the first).
+    for (int i = step - 1; i >= 0; --i) {
+      if (spec_.steps[static_cast<size_t>(i)].kind == StepSpec::Kind::kWeight) {
+        percent = spec_.steps[static_cast<size_t>(i)].weight;
+        break;
+      }
+    }
+  }
+  return PlanWeights(percent, spec_.traffic.baseline, spec_.traffic.canary);
+}
+
+Status Controller::EnterStep(int next, int prev, const std::string& prev_outcome) {
+  CUTOVER_ASSIGN_OR_RETURN(WeightPlan plan, PlanFor(next));
+  StepRow row;
+  row.rollout_id = id_;
+  row.step_index = next;
+  row.kind =
+      spec_.steps[static_cast<size_t>(next)].kind == StepSpec::Kind::kWeight ? "weight" : "pause";
+  row.canary_percent = plan.canary_percent;
+  row.weights = plan.weights;
+  row.intended_at = clock_->Now();
+  CUTOVER_RETURN_IF_ERROR(store_->EnterStep(id_, prev, prev_outcome, row));
+  step_ = next;
+  analysis_ = BeginStep(analysis_);
+  CUTOVER_FAILPOINT("canary.after_intent");
+  return Status::Ok();
+}
+
+static std::vector<std::string> ServerNames(const Weights& w) {
+  std::vector<std::string> out;
+  for (const auto& [k, v] : w) out.push_back(k);
+  return out;
+}
+
+Status Controller::ApplyStep(const StepRow& row) {
+  intended_ = row.weights;
+  Result<Weights> now = traffic_->ReadWeights(ServerNames(row.weights));
+  if (!now.ok() || *now != row.weights) {
+    CUTOVER_RETURN_IF_ERROR(traffic_->SetWeights(row.weights));
+  }
+  CUTOVER_FAILPOINT("canary.after_apply");
+  CUTOVER_ASSIGN_OR_RETURN(Weights back, traffic_->ReadWeights(ServerNames(row.weights)));
+  if (back != row.weights) {
+    return Status::FailedPrecondition("step " + std::to_string(row.step_index) +
+                                      ": weights read back " + WeightsToJson(back) + ", intended " +
+                                      WeightsToJson(row.weights));
+  }
+  CUTOVER_RETURN_IF_ERROR(store_->MarkStepApplied(id_, row.step_index, back, clock_->Now()));
+  Event("step", "step " + std::to_string(row.step_index) + " applied: canary " +
+                    std::to_string(row.canary_percent) + "% weights " + WeightsToJson(back));
+  CUTOVER_FAILPOINT("canary.after_transition");
+  return Status::Ok();
+}
+
+Status Controller::Reconcile(const StepRow& row, const std::string& why) {
+  intended_ = row.weights;
+  CUTOVER_ASSIGN_OR_RETURN(Weights now, traffic_->ReadWeights(ServerNames(row.weights)));
+  if (now == row.weights) return Status::Ok();
+  Result<std::string> gen = traffic_->Generation();
+  CUTOVER_RETURN_IF_ERROR(traffic_->SetWeights(row.weights));
+  CUTOVER_ASSIGN_OR_RETURN(Weights back, traffic_->ReadWeights(ServerNames(row.weights)));
+  Event("reassert", why + ": load balancer had " + WeightsToJson(now) + " (" +
+                        (gen.ok() ? *gen : std::string("generation unknown")) + "), re-asserted " +
+                        WeightsToJson(back));
+  if (back != row.weights) {
+    return Status::FailedPrecondition("weights read back " + WeightsToJson(back) +
+                                      " after re-asserting " + WeightsToJson(row.weights));
+  }
+  return Status::Ok();
+}
+
+Result<Controller::Action> Controller::Tick() {
+  if (options_.stop != nullptr && options_.stop->load()) return Action::kStop;
+  CUTOVER_ASSIGN_OR_RETURN(std::vector<CommandRow> cmds, store_->PendingCommands(id_));
+  Action action = Action::kNone;
+  for (const CommandRow& c : cmds) {
+    std::string result = "done";
+    if (action != Action::kNone) {
+      result = "ignored: another command came first";
+    } else if (c.name == "abort") {
+      action = Action::kAbort;
+    } else if (c.name == "promote") {
+      action = Action::kPromote;
+      paused_ = false;
+    } else if (c.name == "promote-full") {
+      action = Action::kPromoteFull;
+      paused_ = false;
+    } else if (c.name == "pause") {
+      if (paused_) {
+        result = "already paused";
+      } else {
+        paused_ = true;
+        CUTOVER_RETURN_IF_ERROR(SetStatus("paused", "paused by command"));
+      }
+    } else if (c.name == "resume") {
+      if (!paused_) {
+        result = "not paused";
+      } else {
+        paused_ = false;
+        analysis_ = BeginStep(analysis_);
+        CUTOVER_RETURN_IF_ERROR(SetStatus("running", ""));
+        action = Action::kResumed;
+      }
+    }
+    CUTOVER_RETURN_IF_ERROR(store_->MarkCommandHandled(c.id, result, clock_->Now()));
+    Event("command", c.name + ": " + result);
+  }
+  if (action == Action::kPromote || action == Action::kPromoteFull) {
+    CUTOVER_RETURN_IF_ERROR(SetStatus("running", ""));
+  }
+  // A reload drops runtime weights: re-assert the intended ones.
+  if (!intended_.empty()) {
+    Result<Weights> now = traffic_->ReadWeights(ServerNames(intended_));
+    if (!now.ok()) {
+      if (!traffic_error_logged_) Event("traffic-error", now.status().message());
+      traffic_error_logged_ = true;
+    } else {
+      traffic_error_logged_ = false;
+      if (*now != intended_) {
+        CUTOVER_ASSIGN_OR_RETURN(std::optional<StepRow> row, store_->GetStep(id_, step_));
+        if (row) {
+          Status s = Reconcile(*row, "weights changed under the controller (reload?)");
+          if (!s.ok()) Event("traffic-error", s.message());
+        }
+      }
+    }
+  }
+  return action;
+}
+
+Result<std::string> Controller::Render(const std::string& tmpl,
+                                       const std::vector<std::string>& side) const {
+  std::map<std::string, std::string> v = {{"servers", ServersRegex(side)},
+                                          {"canary", ServersRegex(spec_.traffic.canary)},
+                                          {"baseline", ServersRegex(spec_.traffic.baseline)},
+                                          {"interval", PromDuration(spec_.analysis.interval)}};
+  return RenderTemplate(tmpl, v);
+}
+
+Result<Controller::StepEnd> Controller::RunPauseStep(const StepRow& row) {
+  const StepSpec& s = spec_.steps[static_cast<size_t>(row.step_index)];
+  double until = s.pause ? *row.applied_at + Seconds(*s.pause) : 0;
+  if (!s.pause) Event("pause", "step " + std::to_string(row.step_index) + " waits for promote");
+  while (true) {
+    CUTOVER_ASSIGN_OR_RETURN(Action a, Tick());
+    if (a == Action::kStop) return StepEnd{StepEnd::kStop, ""};
+    if (a == Action::kAbort) return StepEnd{StepEnd::kRollback, "aborted by command"};
+    if (a == Action::kPromote) return StepEnd{StepEnd::kAdvance, "promoted by command"};
+    if (a == Action::kPromoteFull) return StepEnd{StepEnd::kPromoteFull, "promote --full"};
+    if (s.pause && !paused_ && clock_->Now() >= until) return StepEnd{StepEnd::kAdvance, ""};
+    clock_->Sleep(options_.tick_seconds);
+  }
+}
+
+Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
+  const StepSpec& step = spec_.steps[static_cast<size_t>(row.step_index)];
+  const double applied = *row.applied_at;
+  const double hold_end = applied + Seconds(step.hold);
+  const bool analysed = row.canary_percent > 0 && row.canary_percent < 100;
+  const double interval = Seconds(spec_.analysis.interval);
+  const double settle = Seconds(spec_.metrics.step);
+  WeightPlan plan = PlanWeights(row.canary_percent, spec_.traffic.baseline, spec_.traffic.canary)
+                        .value_or(WeightPlan{});
+
+  double start = clock_->Now();
+  auto counters_at_start = traffic_->ReadCounters();
+  while (true) {
+    const double end = start + interval;
+    // Wait for the interval's end plus one scrape (or the hold, for an unanalysed step).
+    while (true) {
+      CUTOVER_ASSIGN_OR_RETURN(Action a, Tick());
+      if (a == Action::kStop) return StepEnd{StepEnd::kStop, ""};
+      if (a == Action::kAbort) return StepEnd{StepEnd::kRollback, "aborted by command"};
+      if (a == Action::kPromote) return StepEnd{StepEnd::kAdvance, "promoted by command"};
+      if (a == Action::kPromoteFull) return StepEnd{StepEnd::kPromoteFull, "promote --full"};
+      if (a == Action::kResumed || paused_) {
+        if (paused_) {
+          clock_->Sleep(options_.tick_seconds);
+          continue;
+        }
+        return RunWeightStep(row);  // a fresh interval after resume
+      }
+      double now = clock_->Now();
+      if (!analysed && now >= hold_end) {
+        return StepEnd{StepEnd::kAdvance, "not analysed: one side has no traffic"};
+      }
+      if (analysed && now >= end + settle) break;
+      double wait = analysed ? end + settle - now : hold_end - now;
+      clock_->Sleep(std::min(options_.tick_seconds, std::max(0.001, wait)));
+    }
+
+    // Measure.
+    ++interval_index_;
+    const double now = clock_->Now();
+    std::vector<CheckResult> results;
+    std::vector<MeasurementRow> rows;
+    auto base_row = [&](const std::string& check, const std::string& query) {
+      MeasurementRow m;
+      m.rollout_id = id_;
+      m.step_index = row.step_index;
+      m.interval_index = interval_index_;
+      m.check = check;
+      m.query = query;
+      m.window_start = start;
+      m.window_end = end;
+      m.at = now;
+      return m;
+    };
+    std::optional<double> req_canary, req_baseline;
+    std::string request_error;
+    if (spec_.analysis.min_requests > 0) {
+      for (int side = 0; side < 2; ++side) {
+        const auto& names = side == 0 ? spec_.traffic.canary : spec_.traffic.baseline;
+        CUTOVER_ASSIGN_OR_RETURN(std::string q, Render(spec_.analysis.requests, names));
+        Result<std::vector<double>> v = Values(metrics_->Query(q, end));
+        if (!v.ok() && !IsTransientMetricsError(v.status())) {
+          return StepEnd{StepEnd::kRollback,
+                         "spec error in analysis.requests: " + v.status().message()};
+        }
+        if (!v.ok()) {
+          request_error = v.status().message();
+        } else if (!v->empty()) {
+          (side == 0 ? req_canary : req_baseline) = v->back();
+        }
+        MeasurementRow m = base_row(side == 0 ? "requests:canary" : "requests:baseline", q);
+        m.canary_value = side == 0 ? req_canary : req_baseline;
+        m.verdict = v.ok() ? "info" : "error";
+        m.reason = v.ok() ? "" : v.status().message();
+        rows.push_back(std::move(m));
+      }
+    }
+    for (const CheckSpec& check : spec_.analysis.checks) {
+      const bool ranged = check.bounds.test == StatTest::kMannWhitney;
+      CheckInput input;
+      input.canary_requests = req_canary;
+      input.baseline_requests = req_baseline;
+      std::string query_text;
+      Status error;
+      for (int side = 0; side < (check.vs_baseline ? 2 : 1) && error.ok(); ++side) {
+        const auto& names = side == 0 ? spec_.traffic.canary : spec_.traffic.baseline;
+        CUTOVER_ASSIGN_OR_RETURN(std::string q, Render(check.query, names));
+        if (side == 0) query_text = q;
+        Result<std::vector<double>> v =
+            Values(ranged ? metrics_->QueryRange(q, start, end, settle) : metrics_->Query(q, end));
+        if (!v.ok()) {
+          error = v.status();
+        } else {
+          (side == 0 ? input.canary : input.baseline) = std::move(*v);
+        }
+      }
+      if (!error.ok() && !IsTransientMetricsError(error)) {
+        return StepEnd{StepEnd::kRollback,
+                       "spec error in check " + check.name + ": " + error.message()};
+      }
+      CheckResult r;
+      if (!request_error.empty()) {
+        r = ErrorResult("requests: " + request_error);
+      } else if (!error.ok()) {
+        r = ErrorResult(error.message());
+      } else {
+        CheckBounds b = check.bounds;
+        r = JudgeCheck(b, input);
+      }
+      MeasurementRow m = base_row(check.name, query_text);
+      m.canary_value = r.figures.canary_value;
+      m.baseline_value = r.figures.baseline_value;
+      m.figures_json = FiguresJson(r.figures).dump();
+      m.verdict = std::string(VerdictName(r.verdict));
+      m.reason = r.reason;
+      rows.push_back(std::move(m));
+      results.push_back(std::move(r));
+    }
+    // The realised canary share, from the load balancer's own counters.
+    auto counters_at_end = traffic_->ReadCounters();
+    {
+      MeasurementRow m = base_row("realised-share", "show stat");
+      m.baseline_value = plan.share;
+      if (counters_at_start.ok() && counters_at_end.ok()) {
+        int64_t total = 0;
+        std::optional<double> share =
+            RealisedShare(*counters_at_start, *counters_at_end, spec_.traffic.canary, &total);
+        m.canary_value = share;
+        const int64_t needed = std::max<int64_t>(20, 2 * spec_.analysis.min_requests);
+        if (!share || total < needed) {
+          m.verdict = "inconclusive";
+          m.reason = std::to_string(total) + " responses, " + std::to_string(needed) + " needed";
+        } else {
+          double tolerance = std::max(10.0, plan.share * 0.5);
+          bool ok = std::fabs(*share - plan.share) <= tolerance;
+          CheckResult r;
+          r.verdict = ok ? Verdict::kPass : Verdict::kFail;
+          r.reason = "canary served " + Fmt(*share) + "% of " + std::to_string(total) +
+                     " responses, intended " + Fmt(plan.share) + "% (tolerance " + Fmt(tolerance) +
+                     " points)";
+          m.verdict = std::string(VerdictName(r.verdict));
+          m.reason = r.reason;
+          results.push_back(std::move(r));
+        }
+      } else {
+        m.verdict = "inconclusive";
+        m.reason = !counters_at_end.ok() ? counters_at_end.status().message()
+                                         : counters_at_start.status().message();
+      }
+      rows.push_back(std::move(m));
+    }
+    Verdict verdict = CombineChecks(results);
+    analysis_ = RecordInterval(analysis_, verdict);
+    StepDecision d = Decide(analysis_, spec_.analysis.policy, clock_->Now() >= hold_end);
+    MeasurementRow summary = base_row("interval", "");
+    summary.verdict = std::string(VerdictName(verdict));
+    summary.reason = std::string(DecisionName(d.decision)) + ": " + d.reason;
+    summary.canary_value = clock_->Now() - end;  // decision latency after the interval's end
+    rows.push_back(std::move(summary));
+    CUTOVER_RETURN_IF_ERROR(store_->RecordInterval(
+        id_, rows, AnalysisStateToJson(analysis_, row.step_index), clock_->Now()));
+    CUTOVER_FAILPOINT("canary.after_interval");
+    switch (d.decision) {
+      case Decision::kAdvance:
+        return StepEnd{StepEnd::kAdvance, d.reason};
+      case Decision::kRollback:
+        return StepEnd{StepEnd::kRollback, d.reason};
+      case Decision::kPause:
+        paused_ = true;
+        CUTOVER_RETURN_IF_ERROR(SetStatus("paused", d.reason));
+        Event("pause", d.reason);
+        break;
+      case Decision::kHold:
+        break;
+    }
+    start = end;
+    counters_at_start = std::move(counters_at_end);
+  }
+}
+
+Result<RolloutOutcome> Controller::Rollback(const std::string& reason) {
+  CUTOVER_RETURN_IF_ERROR(SetStatus("rolling-back", reason));
+  Event("rollback", "rolling back: " + reason);
+  RolloutOutcome out;
+  out.rollout_id = id_;
+  out.exit_code = 1;
+  out.reason = reason;
+  CUTOVER_ASSIGN_OR_RETURN(WeightPlan zero,
+                           PlanWeights(0, spec_.traffic.baseline, spec_.traffic.canary));
+  intended_ = zero.weights;
+  std::string problem;
+  Status set = traffic_->SetWeights(zero.weights);
+  if (!set.ok()) set = traffic_->SetWeights(zero.weights);  // once more
+  Result<Weights> back = traffic_->ReadWeights(ServerNames(zero.weights));
+  if (!set.ok()) {
+    problem = "setting weights failed: " + set.message();
+  } else if (!back.ok()) {
+    problem = "reading weights back failed: " + back.status().message();
+  } else if (*back != zero.weights) {
+    problem = "weights read back " + WeightsToJson(*back);
+  }
+  if (problem.empty()) {
+    Event("rollback", "canary weights read back 0: " + WeightsToJson(*back));
+    double window = options_.confirm_seconds > 0
+                        ? options_.confirm_seconds
+                        : std::clamp(Seconds(spec_.analysis.interval), 2.0, 30.0);
+    auto before = traffic_->ReadCounters();
+    double until = clock_->Now() + window;
+    while (clock_->Now() < until) {
+      if (options_.stop != nullptr && options_.stop->load()) {
+        return Status::Aborted("stopped while confirming the rollback; the rollout stays active");
+      }
+      clock_->Sleep(std::min(options_.tick_seconds, std::max(0.001, until - clock_->Now())));
+    }
+    auto after = traffic_->ReadCounters();
+    if (!before.ok() || !after.ok()) {
+      problem = "load balancer counters unreadable: " +
+                (!before.ok() ? before.status() : after.status()).message();
+    } else {
+      int64_t total = 0;
+      std::optional<double> share = RealisedShare(*before, *after, spec_.traffic.canary, &total);
+      int64_t canary = share ? static_cast<int64_t>(std::llround(*share * total / 100.0)) : 0;
+      int64_t allowed = std::max<int64_t>(2, total / 100);
+      std::string figures = std::to_string(canary) + " of " + std::to_string(total) +
+                            " responses in " + Fmt(window) + " s";
+      if (canary > allowed) {
+        problem = "canary still served " + figures;
+      } else {
+        Event("rollback", "confirmed from load balancer counters: canary served " + figures);
+      }
+    }
+  }
+  if (spec_.hooks.on_rollback) Event("hook", "on_rollback hooks are not run by this build");
+  if (step_ >= 0)
+    CUTOVER_RETURN_IF_ERROR(store_->FinishStep(id_, step_, "rolled-back", clock_->Now()));
+  if (problem.empty()) {
+    out.status = "rolled-back";
+  } else {
+    out.status = "rolled-back-unconfirmed";
+    out.reason = reason + "; rollback unconfirmed: " + problem;
+    Event("rollback-unconfirmed", problem);
+    CUTOVER_LOG(kError) << "canary " << spec_.name << ": ROLLBACK UNCONFIRMED: " << problem;
+  }
+  CUTOVER_RETURN_IF_ERROR(SetStatus(out.status, out.reason));
+  return out;
+}
+
+Result<RolloutOutcome> Controller::Run() {
+  if (spec_.steps.empty()) return Status::InvalidArgument("spec has no steps");
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<RolloutRow> latest, store_->LatestRollout(spec_.name));
+  if (latest && IsActiveStatus(latest->status)) {
+    id_ = latest->id;
+    step_ = latest->step_index;
+    paused_ = latest->status == "paused";
+    analysis_ = AnalysisStateFromJson(latest->analysis_json, step_);
+    CUTOVER_ASSIGN_OR_RETURN(std::vector<MeasurementRow> ms, store_->Measurements(id_));
+    for (const MeasurementRow& m : ms)
+      interval_index_ = std::max(interval_index_, m.interval_index);
+    Event("resume", "controller restarted at step " + std::to_string(step_) + " (status " +
+                        latest->status + ")");
+    if (latest->status == "rolling-back") return Rollback(latest->reason);
+  } else {
+    CUTOVER_ASSIGN_OR_RETURN(
+        id_, store_->CreateRollout(spec_.name, spec_path_, spec_text_, clock_->Now()));
+    Result<std::string> gen = traffic_->Generation();
+    Event("start", "rollout started (" + std::to_string(spec_.steps.size()) + " steps, " +
+                       (gen.ok() ? *gen : std::string("generation unknown")) + ")");
+  }
+  if (step_ < 0 || step_ >= static_cast<int>(spec_.steps.size())) {
+    if (step_ >= static_cast<int>(spec_.steps.size())) {
+      return Status::FailedPrecondition("the stored rollout is at step " + std::to_string(step_) +
+                                        " but the spec has " + std::to_string(spec_.steps.size()) +
+                                        " steps");
+    }
+    CUTOVER_RETURN_IF_ERROR(EnterStep(0, -1, ""));
+  }
+  const int last = static_cast<int>(spec_.steps.size()) - 1;
+  while (true) {
+    CUTOVER_ASSIGN_OR_RETURN(std::optional<StepRow> row, store_->GetStep(id_, step_));
+    if (!row) return Status::Internal("step " + std::to_string(step_) + " has no intent row");
+    if (!row->applied_at) {
+      Status s = ApplyStep(*row);
+      if (!s.ok()) return Rollback("applying step " + std::to_string(step_) + ": " + s.message());
+      CUTOVER_ASSIGN_OR_RETURN(row, store_->GetStep(id_, step_));
+    } else {
+      Status s = Reconcile(*row, "after restart");
+      if (!s.ok())
+        return Rollback("reconciling step " + std::to_string(step_) + ": " + s.message());
+    }
+    StepEnd end;
+    if (row->kind == "pause") {
+      CUTOVER_ASSIGN_OR_RETURN(end, RunPauseStep(*row));
+    } else {
+      CUTOVER_ASSIGN_OR_RETURN(end, RunWeightStep(*row));
+    }
+    switch (end.kind) {
+      case StepEnd::kStop:
+        Event("stop", "stopped by signal at step " + std::to_string(step_) + "; state kept");
+        return Status::Aborted("stopped; rollout " + std::to_string(id_) +
+                               " stays active at step " + std::to_string(step_));
+      case StepEnd::kRollback:
+        return Rollback(end.reason);
+      case StepEnd::kAdvance:
+      case StepEnd::kPromoteFull: {
+        if (step_ == last) {
+          CUTOVER_RETURN_IF_ERROR(store_->FinishStep(id_, step_, "promoted", clock_->Now()));
+          CUTOVER_RETURN_IF_ERROR(SetStatus("promoted", end.reason));
+          Event("promoted", "every step done: canary " + std::to_string(row->canary_percent) + "%");
+          return RolloutOutcome{id_, "promoted", end.reason, 0};
+        }
+        int next = end.kind == StepEnd::kPromoteFull ? last : step_ + 1;
+        if (next != step_ + 1) {
+          Event("promote-full",
+                "skipping steps " + std::to_string(step_ + 1) + ".." + std::to_string(next - 1));
+        }
+        CUTOVER_RETURN_IF_ERROR(EnterStep(
+            next, step_, end.kind == StepEnd::kPromoteFull ? "promoted-full" : "advanced"));
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace cutover::canary

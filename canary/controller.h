@@ -1,0 +1,128 @@
+// The canary controller: runs one rollout (a RolloutSpec) to its end against a traffic provider
+// and a metrics source, with every intent and measurement in the RolloutStore.
+//
+// Per weight step: write the intended weights (EnterStep), apply them, read them back, mark the
+// step applied; then analyse every `analysis.interval` (after the first scrape past the
+// interval's end) and advance, hold, pause or roll back as canary/analysis decides. A step at
+// weight 100 (or 0) is not analysed (one side has no traffic to compare): it ends once applied
+// and its hold is over. Pause steps wait for `promote` (or their duration).
+//
+// Between intervals the controller polls the store for commands (pause, resume, promote,
+// promote-full, abort), and reads the load balancer's weights: when they differ from the
+// intended ones (a reload dropped the runtime weights) it re-asserts them and logs an event.
+//
+// Rollback: status rolling-back is written first; canary weights go to 0 and are read back; the
+// canary's response count from the load balancer's own counters must then stay about flat
+// (at most max(2, 1% of all responses)) over a confirmation window. If the weights do not read
+// back 0 or the counters cannot confirm, the rollout ends rolled-back-unconfirmed (exit 1).
+//
+// Restart (after kill -9): an active rollout of the same name is resumed at its current step;
+// an intended-but-unapplied step is reconciled with the load balancer's actual weights (set only
+// when they differ: no flapping). No step is skipped or recorded twice. A stop request (SIGTERM)
+// ends Run() with Aborted and leaves the state active for the next start.
+//
+// Failpoints: canary.after_intent (step intent written, LB untouched), canary.after_apply
+// (weights set, not marked applied), canary.after_transition (step applied and recorded),
+// canary.after_interval (an interval recorded).
+//
+// Thread-safety: a Controller runs on one thread; `stop` may be set from a signal handler.
+#ifndef CUTOVER_CANARY_CONTROLLER_H_
+#define CUTOVER_CANARY_CONTROLLER_H_
+
+#include <atomic>
+#include <optional>
+#include <string>
+
+#include "canary/analysis.h"
+#include "canary/prometheus_client.h"
+#include "canary/spec.h"
+#include "canary/state.h"
+#include "canary/traffic.h"
+#include "core/status.h"
+
+namespace cutover::canary {
+
+// The clock seam: real time in production, a fake that jumps on Sleep in unit tests.
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual double Now() = 0;  // unix seconds
+  virtual void Sleep(double seconds) = 0;
+};
+
+class RealClock : public Clock {
+ public:
+  double Now() override;
+  void Sleep(double seconds) override;
+};
+
+struct ControllerOptions {
+  double tick_seconds = 0.2;  // command / weight poll period
+  // Rollback confirmation window; 0: the analysis interval, within [2 s, 30 s].
+  double confirm_seconds = 0;
+  // Set (e.g. by a SIGTERM handler) to stop at the next tick, keeping the state.
+  const std::atomic<bool>* stop = nullptr;
+};
+
+struct RolloutOutcome {
+  int64_t rollout_id = 0;
+  std::string status;  // promoted | rolled-back | rolled-back-unconfirmed
+  std::string reason;
+  int exit_code = 0;  // 0 promoted, 1 otherwise
+};
+
+// The analysis counters as stored in rollouts.analysis, tagged with the step they belong to.
+std::string AnalysisStateToJson(const AnalysisState& s, int step);
+// Back from JSON; counters of another step than `step` are reset with BeginStep.
+AnalysisState AnalysisStateFromJson(const std::string& text, int step);
+
+class Controller {
+ public:
+  // The pointers are borrowed and must outlive Run().
+  Controller(RolloutSpec spec, std::string spec_path, std::string spec_text, RolloutStore* store,
+             Traffic* traffic, Metrics* metrics, Clock* clock, ControllerOptions options = {});
+
+  // Runs (or resumes) the rollout to its end. Aborted "stopped; the rollout stays active" on a
+  // stop request; store and traffic errors that make progress impossible as returned.
+  Result<RolloutOutcome> Run();
+
+ private:
+  enum class Action { kNone, kStop, kAbort, kPromote, kPromoteFull, kResumed };
+  struct StepEnd {
+    enum Kind { kAdvance, kPromoteFull, kRollback, kStop } kind = kAdvance;
+    std::string reason;
+  };
+
+  Result<WeightPlan> PlanFor(int step) const;
+  Status ApplyStep(const StepRow& row);
+  Status Reconcile(const StepRow& row, const std::string& why);
+  Result<Action> Tick();
+  Result<StepEnd> RunWeightStep(const StepRow& row);
+  Result<StepEnd> RunPauseStep(const StepRow& row);
+  Status EnterStep(int next, int prev, const std::string& prev_outcome);
+  Result<RolloutOutcome> Rollback(const std::string& reason);
+  Result<std::string> Render(const std::string& tmpl, const std::vector<std::string>& side) const;
+  Status SetStatus(const std::string& status, const std::string& reason);
+  void Event(const std::string& kind, const std::string& message);
+
+  RolloutSpec spec_;
+  std::string spec_path_;
+  std::string spec_text_;
+  RolloutStore* store_;
+  Traffic* traffic_;
+  Metrics* metrics_;
+  Clock* clock_;
+  ControllerOptions options_;
+
+  int64_t id_ = 0;
+  int step_ = -1;
+  bool paused_ = false;
+  Weights intended_;
+  AnalysisState analysis_;
+  int interval_index_ = 0;
+  bool traffic_error_logged_ = false;
+};
+
+}  // namespace cutover::canary
+
+#endif  // CUTOVER_CANARY_CONTROLLER_H_

@@ -1,0 +1,138 @@
+// The canary intent log: a rollout's state in SQLite, shared by the controller (`canary start`)
+// and the other commands (`status`, `pause`, `history`, ...) across processes.
+//
+//   rollouts      one row per rollout: status, current step index, analysis counters (JSON)
+//   steps         one row per step entered, (rollout, step) unique: the intended weights are
+//                 written BEFORE the load balancer is touched, `applied_at` and the read-back
+//                 after, `outcome` when the step ends. A step is never recorded twice.
+//   measurements  every check of every interval: query, window, values, verdict, reason
+//   events        a timeline for people (weights set, reload re-asserted, rollback confirmed)
+//   commands      pause / resume / promote / promote-full / abort, written by other processes,
+//                 polled and marked handled by the controller
+// Statuses: running, paused, rolling-back (rollback intended, not yet confirmed), promoted,
+// rolled-back, rolled-back-unconfirmed. The first three are active.
+//
+// Times are unix seconds (the controller's clock). Thread-safety: one RolloutStore per thread;
+// several processes may share the file (WAL, busy timeout).
+#ifndef CUTOVER_CANARY_STATE_H_
+#define CUTOVER_CANARY_STATE_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "canary/traffic.h"
+#include "core/sqlite_store.h"
+#include "core/status.h"
+
+namespace cutover::canary {
+
+// True for running, paused and rolling-back.
+bool IsActiveStatus(const std::string& status);
+
+struct RolloutRow {
+  int64_t id = 0;
+  std::string name;
+  std::string spec_path;
+  std::string spec_text;
+  std::string status;
+  std::string reason;
+  int step_index = -1;        // -1 before the first step is entered
+  std::string analysis_json;  // AnalysisState counters
+  double started_at = 0;
+  double updated_at = 0;
+  std::optional<double> finished_at;
+};
+
+struct StepRow {
+  int64_t rollout_id = 0;
+  int step_index = 0;
+  std::string kind;  // "weight" | "pause"
+  int canary_percent = 0;
+  Weights weights;  // intended
+  double intended_at = 0;
+  std::optional<double> applied_at;
+  Weights readback;  // read back after applying
+  std::optional<double> finished_at;
+  std::string outcome;  // "", "advanced", "rolled-back", "promoted", "skipped"
+};
+
+struct MeasurementRow {
+  int64_t rollout_id = 0;
+  int step_index = 0;
+  int interval_index = 0;  // 1-based within the rollout
+  std::string check;
+  std::string query;
+  double window_start = 0;
+  double window_end = 0;
+  std::optional<double> canary_value;
+  std::optional<double> baseline_value;
+  std::string figures_json;  // samples counts, ratio, test figures
+  std::string verdict;
+  std::string reason;
+  double at = 0;
+};
+
+struct EventRow {
+  double at = 0;
+  std::string kind;
+  std::string message;
+};
+
+struct CommandRow {
+  int64_t id = 0;
+  std::string name;  // pause | resume | promote | promote-full | abort
+  double created_at = 0;
+};
+
+class RolloutStore {
+ public:
+  // Opens (creating) the state file and applies the migrations.
+  static Result<RolloutStore> Open(const std::string& path);
+
+  // A new rollout in status running at step -1.
+  Result<int64_t> CreateRollout(const std::string& name, const std::string& spec_path,
+                                const std::string& spec_text, double now);
+  // The newest rollout named `name` (any name when empty), or nullopt.
+  Result<std::optional<RolloutRow>> LatestRollout(const std::string& name);
+  Result<RolloutRow> GetRollout(int64_t id);
+  // Sets the status (and its reason); a final status sets finished_at.
+  Status SetStatus(int64_t id, const std::string& status, const std::string& reason, double now);
+
+  // In one transaction: ends step `prev` (when >= 0 and not yet ended) with `prev_outcome`,
+  // records the intent of `next` and makes it the rollout's current step. FailedPrecondition
+  // "step N of rollout R is already recorded" when `next` exists (never recorded twice).
+  Status EnterStep(int64_t id, int prev, const std::string& prev_outcome, const StepRow& next);
+  // Ends step `step` with `outcome` (when not yet ended).
+  Status FinishStep(int64_t id, int step, const std::string& outcome, double now);
+  Status MarkStepApplied(int64_t id, int step, const Weights& readback, double now);
+  Result<std::optional<StepRow>> GetStep(int64_t id, int step);
+  Result<std::vector<StepRow>> Steps(int64_t id);
+
+  // In one transaction: an interval's measurements and the new analysis counters.
+  Status RecordInterval(int64_t id, const std::vector<MeasurementRow>& rows,
+                        const std::string& analysis_json, double now);
+  Result<std::vector<MeasurementRow>> Measurements(int64_t id);
+
+  Status AddEvent(int64_t id, const std::string& kind, const std::string& message, double now);
+  Result<std::vector<EventRow>> Events(int64_t id);
+
+  // Queues a command for the controller of rollout `id`. InvalidArgument for an unknown name.
+  Result<int64_t> AddCommand(int64_t id, const std::string& name, double now);
+  // Unhandled commands, oldest first.
+  Result<std::vector<CommandRow>> PendingCommands(int64_t id);
+  Status MarkCommandHandled(int64_t command_id, const std::string& result, double now);
+
+ private:
+  explicit RolloutStore(SqliteDb db) : db_(std::move(db)) {}
+  SqliteDb db_;
+};
+
+// Weights as a JSON object text and back.
+std::string WeightsToJson(const Weights& w);
+Weights WeightsFromJson(const std::string& text);
+
+}  // namespace cutover::canary
+
+#endif  // CUTOVER_CANARY_STATE_H_

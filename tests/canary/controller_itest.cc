@@ -1,0 +1,315 @@
+// The canary controller end to end: real HAProxy (runtime API, exporter), real Prometheus (1 s
+// scrape), two test backends (baseline s1, canary d1) with settable errors and latency, and a
+// load generator on loopback. Intervals are 3 s, so each test takes seconds.
+#include "canary/controller.h"
+
+#include <unistd.h>
+
+#include <fstream>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "canary/haproxy_traffic.h"
+#include "canary/prometheus_client.h"
+#include "canary/state.h"
+#include "core/file_util.h"
+#include "tests/canary/test_backend.h"
+#include "tests/harness/servers.h"
+#include "tests/harness/test_env.h"
+
+namespace cutover::canary {
+namespace {
+
+using namespace std::chrono_literals;
+using cutover::testing::Haproxy;
+using cutover::testing::Prometheus;
+using testing::LoadGenerator;
+using testing::TestBackend;
+
+class CanaryItest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(s1_.Start().ok());
+    ASSERT_TRUE(d1_.Start().ok());
+    s1_.SetLatency(5ms);
+    d1_.SetLatency(5ms);
+    haproxy_ = std::make_unique<Haproxy>(cutover::testing::HaproxyOptions{
+        .servers = {{"s1", s1_.address(), 1}, {"d1", d1_.address(), 0}}});
+    Status hs = haproxy_->Start();
+    if (hs.code() == Code::kEnvironment) CUTOVER_SKIP_OR_FAIL(hs.message());
+    ASSERT_TRUE(hs.ok()) << hs.ToString();
+    prometheus_ = std::make_unique<Prometheus>(cutover::testing::PrometheusOptions{
+        .jobs = {{"haproxy", {"127.0.0.1:" + std::to_string(haproxy_->metrics_port())}},
+                 {"backends", {s1_.address(), d1_.address()}}}});
+    Status ps = prometheus_->Start();
+    if (ps.code() == Code::kEnvironment) CUTOVER_SKIP_OR_FAIL(ps.message());
+    ASSERT_TRUE(ps.ok()) << ps.ToString();
+    // Wait until every target has been scraped.
+    PrometheusClient prom(prometheus_->url(), 2000ms);
+    bool up = false;
+    for (int i = 0; i < 200 && !up; ++i) {
+      auto r = prom.Query("count(up == 1)", RealClock().Now());
+      if (r.ok()) {
+        auto v = SingleSeriesValues(*r);
+        up = v.ok() && !v->empty() && v->back() == 3;
+      }
+      if (!up) std::this_thread::sleep_for(100ms);
+    }
+    if (!up) {
+      auto r =
+          cutover::testing::HttpFetch({.url = prometheus_->url() + "/api/v1/targets?state=active"});
+      FAIL() << "prometheus did not scrape all targets: " << r.body;
+    }
+    auto store = RolloutStore::Open(dir_.Join("state.db"));
+    ASSERT_TRUE(store.ok());
+    watcher_.emplace(std::move(*store));
+  }
+
+  std::string SpecText(const std::string& steps = "[{weight: 25}, {weight: 50}, {weight: 100}]") {
+    const std::string count =
+        "haproxy_server_http_responses_total{proxy=\"infer\",server=~\"{{servers}}\"";
+    return "apiVersion: cutover/v1\n"
+           "name: itest\n"
+           "traffic: {provider: haproxy, socket: '" +
+           haproxy_->admin_socket() +
+           "', backend: infer, baseline: [s1], canary: [d1]}\n"
+           "metrics: {provider: prometheus, url: '" +
+           prometheus_->url() +
+           "', step: 1s, timeout: 1s}\n"
+           "steps: " +
+           steps +
+           "\n"
+           "analysis:\n"
+           "  interval: 3s\n"
+           "  min_requests: 10\n"
+           "  requests: 'sum(increase(" +
+           count +
+           "}[{{interval}}]))'\n"
+           "  failure_limit: 1\n"
+           "  inconclusive_limit: 3\n"
+           "  consecutive_error_limit: 2\n"
+           "  on_inconclusive: rollback\n"
+           "  checks:\n"
+           "    - name: error-rate\n"
+           "      query: 'sum(increase(" +
+           count + ",code=\"5xx\"}[{{interval}}])) / sum(increase(" + count +
+           "}[{{interval}}]))'\n"
+           "      max: 0.01\n"
+           "    - name: p99-latency\n"
+           "      query: 'histogram_quantile(0.99, sum by (le) (rate("
+           "test_request_duration_seconds_bucket{server=~\"{{servers}}\"}[{{interval}}])))'\n"
+           "      vs_baseline: {max_ratio: 2}\n";
+  }
+
+  // Runs the controller on its own thread; `during` runs on this one until it returns.
+  Result<RolloutOutcome> RunController(const std::string& text,
+                                       const std::function<void()>& during = nullptr) {
+    auto spec = ParseSpec(text, "itest.yaml");
+    if (!spec.ok()) return spec.status();
+    Result<RolloutOutcome> out = Status::Internal("not run");
+    std::thread t([&] {
+      auto store = RolloutStore::Open(dir_.Join("state.db"));
+      if (!store.ok()) {
+        out = store.status();
+        return;
+      }
+      HaproxyTraffic traffic({.socket = haproxy_->admin_socket(), .backend = "infer"});
+      PrometheusClient metrics(prometheus_->url(), 1000ms);
+      RealClock clock;
+      Controller c(*spec, "itest.yaml", text, &*store, &traffic, &metrics, &clock);
+      out = c.Run();
+    });
+    if (during) during();
+    t.join();
+    return out;
+  }
+
+  // Waits until the newest rollout has step `step` applied (up to 20 s).
+  bool WaitApplied(int step) {
+    for (int i = 0; i < 400; ++i) {
+      auto r = watcher_->LatestRollout("itest");
+      if (r.ok() && r->has_value()) {
+        auto s = watcher_->GetStep((*r)->id, step);
+        if (s.ok() && s->has_value() && (*s)->applied_at) return true;
+      }
+      std::this_thread::sleep_for(50ms);
+    }
+    return false;
+  }
+
+  int Weight(const std::string& server) {
+    auto r = haproxy_->AdminCommand("get weight infer/" + server);
+    return r.ok() ? ParseGetWeight(*r).value_or(-1) : -1;
+  }
+
+  std::vector<MeasurementRow> Intervals(int64_t id) {
+    std::vector<MeasurementRow> all = watcher_->Measurements(id).value_or({});
+    std::vector<MeasurementRow> out;
+    for (auto& m : all) {
+      if (m.check == "interval") out.push_back(m);
+    }
+    return out;
+  }
+
+  void ReportLatency(int64_t id) {
+    double worst = 0;
+    for (const auto& m : Intervals(id)) worst = std::max(worst, m.canary_value.value_or(0));
+    RecordProperty("worst_decision_latency_after_interval_end_s", std::to_string(worst));
+    std::printf(
+        "worst decision latency after interval end: %.3f s (1 s of it waits for the "
+        "first scrape)\n",
+        worst);
+    EXPECT_LT(worst, 1.0 + 1.0) << "decided within 1 s of the first scrape after the interval";
+  }
+
+  cutover::testing::TempDir dir_;
+  TestBackend s1_{"s1"};
+  TestBackend d1_{"d1"};
+  std::unique_ptr<Haproxy> haproxy_;
+  std::unique_ptr<Prometheus> prometheus_;
+  std::optional<RolloutStore> watcher_;
+};
+
+TEST_F(CanaryItest, HealthyCanaryIsPromotedAcrossAHaproxyReload) {
+  LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy_->port()) + "/", 2, 50);
+  load.Start();
+  auto out = RunController(SpecText(), [&] {
+    ASSERT_TRUE(WaitApplied(0));
+    std::this_thread::sleep_for(500ms);
+    ASSERT_TRUE(haproxy_->Reload(Haproxy::ReloadState::kDrop).ok());
+  });
+  load.Stop();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "promoted") << out->reason;
+  EXPECT_EQ(Weight("d1"), 100);
+  EXPECT_EQ(Weight("s1"), 0);
+  auto steps = watcher_->Steps(out->rollout_id).value();
+  ASSERT_EQ(steps.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(steps[i].step_index, i);
+  bool reasserted = false;
+  for (const auto& e : watcher_->Events(out->rollout_id).value_or({})) {
+    reasserted = reasserted || e.kind == "reassert";
+  }
+  EXPECT_TRUE(reasserted) << "the reload dropped the weights and they were re-asserted";
+  EXPECT_GT(d1_.served(), 0);
+  ReportLatency(out->rollout_id);
+}
+
+TEST_F(CanaryItest, FivePercentErrorsRollBackWithinTwoIntervals) {
+  d1_.SetErrorRate(0.05);
+  LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy_->port()) + "/", 2, 50);
+  load.Start();
+  auto out = RunController(SpecText());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back") << out->reason;
+  EXPECT_EQ(out->exit_code, 1);
+  EXPECT_LE(Intervals(out->rollout_id).size(), 2u);
+  EXPECT_EQ(Weight("d1"), 0);
+  // Its request rate in Prometheus falls to about zero.
+  std::this_thread::sleep_for(3500ms);
+  PrometheusClient prom(prometheus_->url(), 2000ms);
+  auto r = prom.Query(
+      "sum(rate(haproxy_server_http_responses_total{proxy=\"infer\",server=\"d1\"}[2s]))",
+      RealClock().Now());
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto v = SingleSeriesValues(*r);
+  ASSERT_TRUE(v.ok() && !v->empty());
+  EXPECT_LT(v->back(), 0.5) << "canary requests/s after the rollback";
+  load.Stop();
+  ReportLatency(out->rollout_id);
+}
+
+TEST_F(CanaryItest, NoTrafficIsInconclusiveNeverPromotesAndRollsBack) {
+  auto out = RunController(SpecText());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back") << out->reason;
+  auto iv = Intervals(out->rollout_id);
+  ASSERT_EQ(iv.size(), 3u);
+  for (const auto& m : iv) EXPECT_EQ(m.verdict, "inconclusive");
+  EXPECT_EQ(watcher_->Steps(out->rollout_id)->size(), 1u);
+  EXPECT_EQ(Weight("d1"), 0);
+}
+
+TEST_F(CanaryItest, PrometheusStoppedHoldsThenRollsBack) {
+  LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy_->port()) + "/", 2, 50);
+  load.Start();
+  auto out = RunController(SpecText(), [&] {
+    ASSERT_TRUE(WaitApplied(0));
+    prometheus_->Stop();
+  });
+  load.Stop();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back") << out->reason;
+  auto iv = Intervals(out->rollout_id);
+  ASSERT_GE(iv.size(), 2u);
+  EXPECT_EQ(iv.back().verdict, "error");
+  EXPECT_EQ(iv[iv.size() - 2].verdict, "error");
+  EXPECT_EQ(Weight("d1"), 0);
+}
+
+// Reads VmRSS of `pid` in kB (0 when gone).
+long RssKb(pid_t pid) {
+  std::ifstream f("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("VmRSS:", 0) == 0) return std::atol(line.c_str() + 6);
+  }
+  return 0;
+}
+
+TEST_F(CanaryItest, KilledMidStepThenRestartedFinishesWithEveryStepOnce) {
+  const std::string bin = cutover::testing::BinaryDir() + "/apps/cutover/cutover";
+  if (::access(bin.c_str(), X_OK) != 0) CUTOVER_SKIP_OR_FAIL("cutover binary not built: " + bin);
+  const std::string spec = dir_.Join("spec.yaml");
+  ASSERT_TRUE(WriteFileAtomic(spec, SpecText()).ok());
+  const std::string db = dir_.Join("state.db");
+  LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy_->port()) + "/", 2, 50);
+  load.Start();
+  // First run: killed right after step 1 is applied and recorded.
+  ::setenv("CUTOVER_FAILPOINTS", "canary.after_transition:after=2:kill", 1);
+  cutover::testing::ChildProcess first;
+  ASSERT_TRUE(first.Spawn({bin, "canary", "start", spec, "--db", db}, dir_.Join("run1.log")).ok());
+  ::unsetenv("CUTOVER_FAILPOINTS");
+  for (int i = 0; i < 600 && first.Running(); ++i) std::this_thread::sleep_for(50ms);
+  EXPECT_EQ(first.exit_description(), "signal 9");
+  auto mid = watcher_->LatestRollout("itest").value();
+  ASSERT_TRUE(mid.has_value());
+  EXPECT_EQ(mid->status, "running");
+  EXPECT_EQ(mid->step_index, 1);
+  EXPECT_EQ(Weight("d1"), 1) << "step 1 (50%: 1:1) weights stay on the load balancer";
+  EXPECT_EQ(Weight("s1"), 1);
+  // Second run: resumes step 1 and finishes.
+  cutover::testing::ChildProcess second;
+  ASSERT_TRUE(second.Spawn({bin, "canary", "start", spec, "--db", db}, dir_.Join("run2.log")).ok());
+  long max_rss = 0;
+  for (int i = 0; i < 600 && second.Running(); ++i) {
+    max_rss = std::max(max_rss, RssKb(second.pid()));
+    std::this_thread::sleep_for(50ms);
+  }
+  load.Stop();
+  std::string log2 = ReadFile(dir_.Join("run2.log")).value_or("");
+  EXPECT_EQ(second.exit_description(), "exit 0") << log2;
+  std::printf("controller RSS (second run, max seen): %ld kB\n", max_rss);
+  RecordProperty("controller_max_rss_kb", std::to_string(max_rss));
+  EXPECT_LT(max_rss, 30 * 1024);
+  std::string out;
+  ASSERT_EQ(cutover::testing::RunShell(bin + " canary history --json --db " + db + " 2>&1", &out),
+            0)
+      << out;
+  auto doc = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << out;
+  EXPECT_EQ(doc["schema"], "cutover.rollout-history/1");
+  EXPECT_EQ(doc["rollout"]["status"], "promoted");
+  ASSERT_EQ(doc["steps"].size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(doc["steps"][i]["index"], i);
+  bool resumed = false;
+  for (const auto& e : doc["events"]) resumed = resumed || e["kind"] == "resume";
+  EXPECT_TRUE(resumed);
+  EXPECT_EQ(Weight("d1"), 100);
+  EXPECT_EQ(Weight("s1"), 0);
+}
+
+}  // namespace
+}  // namespace cutover::canary

@@ -1,0 +1,302 @@
+#include "canary/controller.h"
+
+#include <gtest/gtest.h>
+
+#include "canary/state.h"
+#include "tests/canary/fakes.h"
+#include "tests/harness/test_env.h"
+
+namespace cutover::canary {
+namespace {
+
+using testing::FakeClock;
+using testing::FakeMetrics;
+using testing::FakeTraffic;
+
+std::string SpecText(const std::string& extra_analysis = "",
+                     const std::string& steps = "[{weight: 10}, {weight: 50}, {weight: 100}]") {
+  return "apiVersion: cutover/v1\n"
+         "name: t\n"
+         "traffic: {provider: haproxy, socket: /x.sock, backend: infer, baseline: [s1], "
+         "canary: [d1]}\n"
+         "metrics: {provider: prometheus, url: 'http://127.0.0.1:1', step: 1s}\n"
+         "steps: " +
+         steps +
+         "\n"
+         "analysis:\n"
+         "  interval: 2s\n"
+         "  min_requests: 10\n"
+         "  requests: 'sum(requests{s=~\"{{servers}}\"})'\n"
+         "  failure_limit: 1\n"
+         "  inconclusive_limit: 3\n"
+         "  consecutive_error_limit: 2\n"
+         "  on_inconclusive: rollback\n" +
+         extra_analysis +
+         "  checks:\n"
+         "    - {name: error-rate, query: 'err{s=~\"{{servers}}\"}', max: 0.01}\n";
+}
+
+class ControllerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto s = RolloutStore::Open(dir_.Join("state.db"));
+    ASSERT_TRUE(s.ok()) << s.status().ToString();
+    store_.emplace(std::move(*s));
+  }
+  Result<RolloutOutcome> RunSpec(const std::string& text, ControllerOptions o = {}) {
+    auto spec = ParseSpec(text, "t.yaml");
+    EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+    if (!spec.ok()) return spec.status();
+    Controller c(*spec, "t.yaml", text, &*store_, &traffic_, &metrics_, &clock_, o);
+    return c.Run();
+  }
+  std::vector<MeasurementRow> Intervals(int64_t id) {
+    std::vector<MeasurementRow> out;
+    std::vector<MeasurementRow> all = store_->Measurements(id).value();
+    for (auto& m : all) {
+      if (m.check == "interval") out.push_back(m);
+    }
+    return out;
+  }
+
+  cutover::testing::TempDir dir_;
+  std::optional<RolloutStore> store_;
+  FakeClock clock_;
+  FakeTraffic traffic_{&clock_, {{"s1", 1}, {"d1", 0}}};
+  FakeMetrics metrics_;
+};
+
+TEST_F(ControllerTest, HealthyCanaryIsPromotedThroughEveryStep) {
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "promoted");
+  EXPECT_EQ(out->exit_code, 0);
+  EXPECT_EQ(traffic_.weights(), (Weights{{"s1", 0}, {"d1", 100}}));
+  auto steps = store_->Steps(out->rollout_id).value();
+  ASSERT_EQ(steps.size(), 3u);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(steps[i].step_index, i);
+    EXPECT_TRUE(steps[i].applied_at.has_value());
+    EXPECT_EQ(steps[i].readback, steps[i].weights);
+    EXPECT_EQ(steps[i].outcome, i < 2 ? "advanced" : "promoted");
+  }
+  EXPECT_EQ(steps[0].weights, (Weights{{"s1", 9}, {"d1", 1}}));
+  // Two analysed steps, one passing interval each; the 100% step is not analysed.
+  auto iv = Intervals(out->rollout_id);
+  ASSERT_EQ(iv.size(), 2u);
+  for (const auto& m : iv) {
+    EXPECT_EQ(m.verdict, "pass");
+    EXPECT_LE(*m.canary_value, 1.0 + 0.2 + 1e-6) << "decided within a tick of the first scrape";
+  }
+  EXPECT_EQ(store_->GetRollout(out->rollout_id)->status, "promoted");
+}
+
+TEST_F(ControllerTest, ErroringCanaryRollsBackAtFirstInterval) {
+  metrics_.canary_value = 0.05;
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back");
+  EXPECT_EQ(out->exit_code, 1);
+  EXPECT_EQ(traffic_.weights(), (Weights{{"s1", 100}, {"d1", 0}}));
+  EXPECT_EQ(Intervals(out->rollout_id).size(), 1u);
+  auto steps = store_->Steps(out->rollout_id).value();
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0].outcome, "rolled-back");
+}
+
+TEST_F(ControllerTest, NoTrafficIsInconclusiveAndRollsBackAfterTheLimit) {
+  metrics_.canary_requests = 0;
+  metrics_.baseline_requests = -1;  // no series at all
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, "rolled-back");
+  auto iv = Intervals(out->rollout_id);
+  ASSERT_EQ(iv.size(), 3u);
+  for (const auto& m : iv) EXPECT_EQ(m.verdict, "inconclusive");
+  EXPECT_EQ(store_->Steps(out->rollout_id)->size(), 1u) << "never advanced";
+}
+
+TEST_F(ControllerTest, MetricsDownRollsBackAfterTheErrorLimit) {
+  metrics_.error = Status::Unavailable("prometheus: connection refused");
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, "rolled-back");
+  auto iv = Intervals(out->rollout_id);
+  ASSERT_EQ(iv.size(), 2u);
+  EXPECT_EQ(iv[1].verdict, "error");
+}
+
+TEST_F(ControllerTest, BadQueryIsASpecErrorAndRollsBack) {
+  metrics_.error = Status::InvalidArgument("prometheus: bad_data: parse error");
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, "rolled-back");
+  EXPECT_EQ(out->reason, "spec error in analysis.requests: prometheus: bad_data: parse error");
+}
+
+TEST_F(ControllerTest, CanaryStillServingEndsUnconfirmed) {
+  metrics_.canary_value = 0.05;
+  traffic_.leak_canary.insert("d1");
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, "rolled-back-unconfirmed");
+  EXPECT_EQ(out->exit_code, 1);
+  EXPECT_NE(out->reason.find("rollback unconfirmed: canary still served"), std::string::npos)
+      << out->reason;
+  EXPECT_EQ(store_->GetRollout(out->rollout_id)->status, "rolled-back-unconfirmed");
+}
+
+TEST_F(ControllerTest, ReloadedWeightsAreReasserted) {
+  bool reloaded = false;
+  double t0 = clock_.Now();
+  clock_.on_sleep = [&](double now) {
+    if (!reloaded && now > t0 + 1) {
+      reloaded = true;
+      traffic_.Reload();
+    }
+  };
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, "promoted");
+  bool seen = false;
+  std::vector<EventRow> events = store_->Events(out->rollout_id).value();
+  for (const auto& e : events) {
+    if (e.kind == "reassert") {
+      seen = true;
+      EXPECT_NE(e.message.find("weights changed under the controller (reload?): load balancer "
+                               "had {\"d1\":0,\"s1\":1} (pid 2), re-asserted {\"d1\":1,\"s1\":9}"),
+                std::string::npos)
+          << e.message;
+    }
+  }
+  EXPECT_TRUE(seen);
+}
+
+TEST_F(ControllerTest, StopKeepsStateAndRestartResumesTheSameStep) {
+  std::atomic<bool> stop{false};
+  double t0 = clock_.Now();
+  clock_.on_sleep = [&](double now) {
+    if (now > t0 + 4.5) stop = true;  // during step 1
+  };
+  ControllerOptions o;
+  o.stop = &stop;
+  auto first = RunSpec(SpecText(), o);
+  ASSERT_FALSE(first.ok());
+  EXPECT_EQ(first.status().code(), Code::kAborted);
+  auto row = store_->LatestRollout("t").value();
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->status, "running");
+  EXPECT_EQ(row->step_index, 1);
+  int sets_before = traffic_.set_calls;
+  clock_.on_sleep = nullptr;
+  auto second = RunSpec(SpecText());
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->rollout_id, row->id);
+  EXPECT_EQ(second->status, "promoted");
+  // Resuming step 1 did not touch the weights (they matched); only step 2 set them.
+  EXPECT_EQ(traffic_.set_calls, sets_before + 1);
+  auto steps = store_->Steps(row->id).value();
+  ASSERT_EQ(steps.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(steps[i].step_index, i);
+}
+
+TEST_F(ControllerTest, IntentWithoutApplyIsAppliedOnRestart) {
+  // A crash after the intent was written and before the load balancer was touched.
+  auto spec = ParseSpec(SpecText(), "t.yaml").value();
+  int64_t id = store_->CreateRollout("t", "t.yaml", SpecText(), clock_.Now()).value();
+  StepRow row;
+  row.step_index = 0;
+  row.kind = "weight";
+  row.canary_percent = 10;
+  row.weights = {{"s1", 9}, {"d1", 1}};
+  row.intended_at = clock_.Now();
+  ASSERT_TRUE(store_->EnterStep(id, -1, "", row).ok());
+  EXPECT_EQ(store_->EnterStep(id, -1, "", row).message(),
+            "step 0 of rollout " + std::to_string(id) + " is already recorded");
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->rollout_id, id);
+  EXPECT_EQ(out->status, "promoted");
+  EXPECT_EQ(store_->Steps(id)->size(), 3u);
+}
+
+TEST_F(ControllerTest, PauseStepWaitsForPromoteFromAnotherConnection) {
+  auto other = RolloutStore::Open(dir_.Join("state.db"));
+  ASSERT_TRUE(other.ok());
+  double t0 = clock_.Now();
+  bool sent = false;
+  clock_.on_sleep = [&](double now) {
+    if (!sent && now > t0 + 30) {
+      sent = true;
+      auto r = other->LatestRollout("t").value();
+      ASSERT_TRUE(other->AddCommand(r->id, "promote", now).ok());
+    }
+  };
+  auto out = RunSpec(SpecText("", "[{weight: 10}, {pause: {}}, {weight: 100}]"));
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, "promoted");
+  EXPECT_TRUE(sent);
+  EXPECT_GT(clock_.Now(), t0 + 30) << "the pause held until the promote";
+  auto steps = store_->Steps(out->rollout_id).value();
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_EQ(steps[1].kind, "pause");
+  EXPECT_EQ(steps[1].weights, steps[0].weights) << "a pause keeps the previous weights";
+}
+
+TEST_F(ControllerTest, AbortCommandRollsBack) {
+  bool sent = false;
+  clock_.on_sleep = [&](double) {
+    if (!sent) {
+      sent = true;
+      auto r = store_->LatestRollout("t").value();
+      ASSERT_TRUE(store_->AddCommand(r->id, "abort", clock_.Now()).ok());
+    }
+  };
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, "rolled-back");
+  EXPECT_EQ(out->reason, "aborted by command");
+}
+
+TEST_F(ControllerTest, PromoteFullSkipsToTheLastStep) {
+  bool sent = false;
+  clock_.on_sleep = [&](double) {
+    if (!sent) {
+      sent = true;
+      auto r = store_->LatestRollout("t").value();
+      ASSERT_TRUE(store_->AddCommand(r->id, "promote-full", clock_.Now()).ok());
+    }
+  };
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->status, "promoted");
+  auto steps = store_->Steps(out->rollout_id).value();
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_EQ(steps[0].outcome, "promoted-full");
+  EXPECT_EQ(steps[1].step_index, 2);
+}
+
+TEST(StateTest, UnknownCommandIsRejected) {
+  cutover::testing::TempDir dir;
+  auto s = RolloutStore::Open(dir.Join("s.db"));
+  ASSERT_TRUE(s.ok());
+  int64_t id = s->CreateRollout("x", "x.yaml", "", 1).value();
+  EXPECT_EQ(s->AddCommand(id, "explode", 2).status().message(),
+            "unknown rollout command 'explode'");
+}
+
+TEST(AnalysisStateJsonTest, RoundTripAndStepReset) {
+  AnalysisState a;
+  a = RecordInterval(a, Verdict::kFail);
+  a = RecordInterval(a, Verdict::kInconclusive);
+  AnalysisState same = AnalysisStateFromJson(AnalysisStateToJson(a, 3), 3);
+  EXPECT_EQ(same.failures, 1);
+  EXPECT_EQ(same.step_inconclusives, a.step_inconclusives);
+  EXPECT_EQ(same.last, a.last);
+  AnalysisState next = AnalysisStateFromJson(AnalysisStateToJson(a, 3), 4);
+  EXPECT_EQ(next.failures, 1);
+  EXPECT_EQ(next.step_intervals, 0);
+}
+
+}  // namespace
+}  // namespace cutover::canary
