@@ -1,11 +1,22 @@
 #include "datasync/command.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
+#include "core/progress.h"
+#include "core/units.h"
+#include "datasync/manifest.h"
 #include "datasync/pull.h"
 #include "datasync/push.h"
+#include "datasync/state.h"
 #include "datasync/store.h"
+#include "datasync/verify.h"
 
 namespace cutover {
 namespace {
@@ -17,18 +28,70 @@ struct PushArgs {
   uint64_t min = ChunkerParams{}.min_size;
   uint64_t avg = ChunkerParams{}.avg_size;
   uint64_t max = ChunkerParams{}.max_size;
+  int jobs = 8;
+  std::string bandwidth = "10Gbit";  // plan only
 };
 
 struct PullArgs {
   std::string store;
   std::string name;
   std::string dest;
+  int jobs = 8;
 };
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string UserName() {
+  if (struct passwd* pw = ::getpwuid(::getuid())) return pw->pw_name;
+  return std::to_string(::getuid());
+}
+
+// The progress options: as ProgressOptionsFromGlobal, except that plain lines on a non-terminal
+// stderr are only written when asked for (--progress=plain), so scripted runs keep stderr clean.
+Result<ProgressOptions> TransferProgress(const GlobalOptions& g) {
+  CUTOVER_ASSIGN_OR_RETURN(ProgressOptions o, ProgressOptionsFromGlobal(g));
+  if (o.mode == ProgressMode::kLines && g.progress != "plain") o.mode = ProgressMode::kNone;
+  return o;
+}
+
+Result<std::unique_ptr<DatasyncState>> OpenState(const GlobalOptions& g) {
+  return DatasyncState::Open(ResolveDbPath(g));
+}
+
+// Records one transfer in the audit table; a failure to record is reported, never fatal.
+void Audit(DatasyncState* state, AuditRecord r, const Status& outcome) {
+  if (state == nullptr) return;
+  r.who = UserName();
+  r.result = outcome.ok() ? "ok" : outcome.message();
+  Status s = state->RecordAudit(r);
+  if (!s.ok()) std::fprintf(stderr, "cutover: audit: %s\n", s.message().c_str());
+}
 
 Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
   CUTOVER_ASSIGN_OR_RETURN(ChunkerParams params, ChunkerParams::Make(a.min, a.avg, a.max));
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(a.store));
-  CUTOVER_ASSIGN_OR_RETURN(PushResult r, Push(a.src, *store, PushOptions{a.name, params}));
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
+  CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, TransferProgress(g));
+  Progress progress(popts, "push", 0);
+  progress.StartTimer();
+  PushOptions opts;
+  opts.name = a.name;
+  opts.chunker = params;
+  opts.jobs = a.jobs;
+  opts.state = state.get();
+  opts.on_total = [&progress](uint64_t t) { progress.SetTotal(t); };
+  opts.on_confirmed = [&progress](uint64_t n) { progress.Add(n); };
+  AuditRecord audit{NowNs(), "", "push", a.src, store->Url(), a.name, 0, ""};
+  Result<PushResult> pushed = Push(a.src, *store, opts);
+  progress.Finish(pushed.status());
+  if (pushed.ok()) audit.bytes = pushed->uploaded_bytes;
+  Audit(state.get(), audit, pushed.status());
+  if (!pushed.ok()) return pushed.status();
+  const PushResult& r = *pushed;
   nlohmann::json doc = {{"schema", "cutover.datasync-push/1"},
                         {"snapshot", a.name},
                         {"store", store->Url()},
@@ -39,6 +102,8 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
                         {"chunks", r.chunks},
                         {"uploaded_objects", r.uploaded_objects},
                         {"uploaded_bytes", r.uploaded_bytes},
+                        {"files_read", r.files_read},
+                        {"files_cached", r.files_cached},
                         {"skipped", r.skipped}};
   std::string table = "pushed snapshot " + a.name + " to " + store->Url() + ": " +
                       std::to_string(r.files) + " files, " + std::to_string(r.dirs) + " dirs, " +
@@ -52,7 +117,19 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
 
 Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(a.store));
-  auto r = Pull(*store, a.name, a.dest);
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
+  CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, TransferProgress(g));
+  Progress progress(popts, "pull", 0);
+  progress.StartTimer();
+  PullOptions opts;
+  opts.jobs = a.jobs;
+  opts.on_total = [&progress](uint64_t t) { progress.SetTotal(t); };
+  opts.on_confirmed = [&progress](uint64_t n) { progress.Add(n); };
+  AuditRecord audit{NowNs(), "", "pull", store->Url(), a.dest, a.name, 0, ""};
+  auto r = Pull(*store, a.name, a.dest, opts);
+  progress.Finish(r.status());
+  if (r.ok()) audit.bytes = r->downloaded_bytes;
+  Audit(state.get(), audit, r.status());
   if (!r.ok() && r.status().code() == Code::kCorruption) {
     // Corrupt data in the store is a finding about the store (exit 1), not bad input.
     std::fprintf(stderr, "cutover: %s\n", r.status().message().c_str());
@@ -76,6 +153,123 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
   return 0;
 }
 
+struct VerifyArgs {
+  std::string store;
+  std::string name;
+  std::string dest;
+  int jobs = 8;
+};
+
+Result<int> RunVerify(const GlobalOptions& g, const VerifyArgs& a) {
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(a.store));
+  CUTOVER_ASSIGN_OR_RETURN(VerifyResult r, Verify(*store, a.name, a.dest, a.jobs));
+  nlohmann::json doc = {{"schema", "cutover.datasync-verify/1"},
+                        {"snapshot", a.name},
+                        {"store", store->Url()},
+                        {"dest", a.dest},
+                        {"chunks_checked", r.chunks_checked},
+                        {"bytes_checked", r.bytes_checked},
+                        {"files_checked", r.files_checked},
+                        {"failures", r.failures},
+                        {"ok", r.failures.empty()}};
+  std::string table;
+  for (const std::string& f : r.failures) table += "FAIL " + f + "\n";
+  table += std::string(r.failures.empty() ? "verified" : "FAILED") + " snapshot " + a.name + ": " +
+           std::to_string(r.chunks_checked) + " chunks (" + FormatBytes(r.bytes_checked) + ")" +
+           (a.dest.empty() ? "" : ", " + std::to_string(r.files_checked) + " files in " + a.dest) +
+           ", " + std::to_string(r.failures.size()) + " failures\n";
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  return r.failures.empty() ? 0 : 1;
+}
+
+Result<int> RunLs(const GlobalOptions& g, const std::string& url) {
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(url));
+  std::vector<std::string> keys;
+  CUTOVER_RETURN_IF_ERROR(store->List("snapshots/", [&keys](std::string_view key, uint64_t) {
+    keys.emplace_back(key);
+    return Status::Ok();
+  }));
+  std::sort(keys.begin(), keys.end());
+  nlohmann::json list = nlohmann::json::array();
+  std::string table = "NAME\tFILES\tBYTES\tCREATED_NS\n";
+  for (const std::string& key : keys) {
+    CUTOVER_ASSIGN_OR_RETURN(std::string bytes, store->Get(key));
+    CUTOVER_ASSIGN_OR_RETURN(Manifest m, DecodeManifest(bytes));
+    uint64_t files = 0, total = 0;
+    for (const Entry& e : m.entries) {
+      if (e.type == EntryType::kFile) ++files;
+      total += e.size;
+    }
+    list.push_back(
+        {{"name", m.name}, {"files", files}, {"bytes", total}, {"created_ns", m.created_ns}});
+    table += m.name + "\t" + std::to_string(files) + "\t" + FormatBytes(total) + "\t" +
+             std::to_string(m.created_ns) + "\n";
+  }
+  nlohmann::json doc = {
+      {"schema", "cutover.datasync-ls/1"}, {"store", store->Url()}, {"snapshots", list}};
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  return 0;
+}
+
+Result<int> RunPlan(const GlobalOptions& g, const PushArgs& a) {
+  CUTOVER_ASSIGN_OR_RETURN(double bw, ParseBandwidth(a.bandwidth));
+  if (!(bw > 0)) return Status::InvalidArgument("--bandwidth must be above 0");
+  CUTOVER_ASSIGN_OR_RETURN(ChunkerParams params, ChunkerParams::Make(a.min, a.avg, a.max));
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(a.store));
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
+  PushOptions opts;
+  opts.name = a.name.empty() ? "plan" : a.name;
+  opts.chunker = params;
+  opts.jobs = a.jobs;
+  opts.state = state.get();
+  opts.dry_run = true;
+  CUTOVER_ASSIGN_OR_RETURN(PushResult r, Push(a.src, *store, opts));
+  double seconds = static_cast<double>(r.uploaded_bytes) / bw;
+  nlohmann::json doc = {
+      {"schema", "cutover.datasync-plan/1"},
+      {"source", a.src},
+      {"store", store->Url()},
+      {"files", r.files},
+      {"bytes", r.bytes},
+      {"chunks", r.chunks},
+      {"send_objects", r.uploaded_objects},
+      {"send_bytes", r.uploaded_bytes},
+      {"dedup_bytes", r.bytes > r.uploaded_bytes ? r.bytes - r.uploaded_bytes : 0},
+      {"bandwidth_bytes_per_s", bw},
+      {"estimated_seconds", seconds}};
+  std::string table =
+      "plan " + a.src + " -> " + store->Url() + ": " + std::to_string(r.files) + " files, " +
+      FormatBytes(r.bytes) + "; would send " + std::to_string(r.uploaded_objects) + " objects, " +
+      FormatBytes(r.uploaded_bytes) + ", about " +
+      FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000))) + " at " +
+      FormatRate(bw) + "\n";
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  return 0;
+}
+
+Result<int> RunHistory(const GlobalOptions& g, int limit) {
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
+  CUTOVER_ASSIGN_OR_RETURN(std::vector<AuditRecord> rows, state->History(limit));
+  nlohmann::json list = nlohmann::json::array();
+  std::string table = "WHEN_NS\tWHO\tWHAT\tSNAPSHOT\tSOURCE\tDESTINATION\tBYTES\tRESULT\n";
+  for (const AuditRecord& r : rows) {
+    list.push_back({{"when_ns", r.when_ns},
+                    {"who", r.who},
+                    {"what", r.what},
+                    {"snapshot", r.snapshot},
+                    {"source", r.source},
+                    {"destination", r.destination},
+                    {"bytes", r.bytes},
+                    {"result", r.result}});
+    table += std::to_string(r.when_ns) + "\t" + r.who + "\t" + r.what + "\t" + r.snapshot + "\t" +
+             r.source + "\t" + r.destination + "\t" + std::to_string(r.bytes) + "\t" + r.result +
+             "\n";
+  }
+  nlohmann::json doc = {{"schema", "cutover.datasync-history/1"}, {"transfers", list}};
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  return 0;
+}
+
 }  // namespace
 
 void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
@@ -92,6 +286,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   p->add_option("--chunk-min", push->min, "Minimum chunk size in bytes (a new store only)");
   p->add_option("--chunk-avg", push->avg, "Average chunk size in bytes, a power of two");
   p->add_option("--chunk-max", push->max, "Maximum chunk size in bytes");
+  p->add_option("--jobs", push->jobs, "Parallel transfers (default 8)")->check(CLI::Range(1, 256));
   SetCommand(p, ctx, [&ctx, push]() { return RunPush(ctx.global, *push); });
 
   auto pull = std::make_shared<PullArgs>();
@@ -99,14 +294,40 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   l->add_option("STORE", pull->store, "Store URL: file:///path")->required();
   l->add_option("--name", pull->name, "Snapshot name")->required();
   l->add_option("DEST_DIR", pull->dest, "Directory to restore into")->required();
+  l->add_option("--jobs", pull->jobs, "Parallel transfers (default 8)")->check(CLI::Range(1, 256));
   SetCommand(l, ctx, [&ctx, pull]() { return RunPull(ctx.global, *pull); });
 
-  AddNotBuilt(*cmd, ctx, "verify", "Verify a snapshot");
-  AddNotBuilt(*cmd, ctx, "plan", "Plan a push");
-  AddNotBuilt(*cmd, ctx, "ls", "List snapshots");
+  auto ver = std::make_shared<VerifyArgs>();
+  CLI::App* v = cmd->add_subcommand("verify", "Check every chunk of a snapshot (and DEST_DIR)");
+  v->add_option("STORE", ver->store, "Store URL")->required();
+  v->add_option("--name", ver->name, "Snapshot name")->required();
+  v->add_option("DEST_DIR", ver->dest, "Also compare this directory with the snapshot");
+  v->add_option("--jobs", ver->jobs, "Parallel reads (default 8)")->check(CLI::Range(1, 256));
+  SetCommand(v, ctx, [&ctx, ver]() { return RunVerify(ctx.global, *ver); });
+
+  auto plan = std::make_shared<PushArgs>();
+  CLI::App* pl = cmd->add_subcommand("plan", "What a push would send after dedup, and how long");
+  pl->add_option("SRC_DIR", plan->src, "Directory to push")->required();
+  pl->add_option("STORE", plan->store, "Store URL")->required();
+  pl->add_option("--name", plan->name, "Snapshot name (its previous version's packs are reused)");
+  pl->add_option("--bandwidth", plan->bandwidth, "Link speed, e.g. 10Gbit, 100M (default 10Gbit)");
+  pl->add_option("--chunk-min", plan->min, "Minimum chunk size in bytes (a new store only)");
+  pl->add_option("--chunk-avg", plan->avg, "Average chunk size in bytes, a power of two");
+  pl->add_option("--chunk-max", plan->max, "Maximum chunk size in bytes");
+  pl->add_option("--jobs", plan->jobs, "Parallel workers (default 8)")->check(CLI::Range(1, 256));
+  SetCommand(pl, ctx, [&ctx, plan]() { return RunPlan(ctx.global, *plan); });
+
+  auto ls_store = std::make_shared<std::string>();
+  CLI::App* ls = cmd->add_subcommand("ls", "List a store's snapshots");
+  ls->add_option("STORE", *ls_store, "Store URL")->required();
+  SetCommand(ls, ctx, [&ctx, ls_store]() { return RunLs(ctx.global, *ls_store); });
+
+  auto limit = std::make_shared<int>(100);
+  CLI::App* h = cmd->add_subcommand("history", "List past pushes and pulls (audit table)");
+  h->add_option("--limit", *limit, "Newest N transfers (default 100)");
+  SetCommand(h, ctx, [&ctx, limit]() { return RunHistory(ctx.global, *limit); });
   AddNotBuilt(*cmd, ctx, "gc", "Remove unreferenced chunks");
   AddNotBuilt(*cmd, ctx, "check", "Check a store's permissions and speed");
-  AddNotBuilt(*cmd, ctx, "history", "List past transfers");
   AddNotBuilt(*cmd, ctx, "merge", "Publish shard parts as one snapshot");
 }
 

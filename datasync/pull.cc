@@ -4,12 +4,14 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 
 #include "core/failpoint.h"
 #include "core/file_util.h"
 #include "datasync/manifest.h"
+#include "datasync/task_pool.h"
 
 namespace cutover {
 namespace {
@@ -84,7 +86,8 @@ class Puller {
       return Status::Corruption("pull: file " + e.path + ": chunk " + ToHex(c.id) +
                                 " is corrupt in the store (its SHA-256 does not match)");
     }
-    result_.downloaded_bytes += bytes->size();
+    downloaded_bytes_ += bytes->size();
+    if (opts_ != nullptr && opts_->on_confirmed) opts_->on_confirmed(bytes->size());
     return bytes;
   }
 
@@ -126,7 +129,7 @@ class Puller {
       ::unlink(tmp.c_str());
       return s;
     }
-    result_.bytes += e.size;
+    bytes_ += e.size;
     return Status::Ok();
   }
 
@@ -171,6 +174,8 @@ class Puller {
   }
 
   PullResult result_;
+  std::atomic<uint64_t> bytes_{0}, downloaded_bytes_{0};
+  const PullOptions* opts_ = nullptr;
 
  private:
   Store& store_;
@@ -179,7 +184,8 @@ class Puller {
 
 }  // namespace
 
-Result<PullResult> Pull(Store& store, const std::string& name, const std::string& dest_dir) {
+Result<PullResult> Pull(Store& store, const std::string& name, const std::string& dest_dir,
+                        const PullOptions& opts) {
   CUTOVER_ASSIGN_OR_RETURN(std::string key, SnapshotKey(name));
   auto bytes = store.Get(key);
   if (!bytes.ok()) {
@@ -197,26 +203,40 @@ Result<PullResult> Pull(Store& store, const std::string& name, const std::string
   std::string dest = dest_dir;
   while (dest.size() > 1 && dest.back() == '/') dest.pop_back();
   Puller p(store, dest);
+  p.opts_ = &opts;
+  if (opts.on_total) {
+    uint64_t total = 0;
+    for (const Entry& e : m.entries) total += e.size;
+    opts.on_total(total);
+  }
+  // Directories first (sorted order puts a parent before its children), then the files in
+  // parallel, then the symlinks (so no file is ever written through a symlink just made).
   std::vector<const Entry*> dirs;
   for (const Entry& e : m.entries) {
     CUTOVER_RETURN_IF_ERROR(p.PrepareParents(e.path));
-    switch (e.type) {
-      case EntryType::kDir:
-        CUTOVER_RETURN_IF_ERROR(p.Dir(e));
-        dirs.push_back(&e);
-        ++p.result_.dirs;
-        break;
-      case EntryType::kFile:
-        CUTOVER_RETURN_IF_ERROR(p.File(e));
-        ++p.result_.files;
-        break;
-      case EntryType::kSymlink:
-        CUTOVER_RETURN_IF_ERROR(p.Symlink(e));
-        ++p.result_.symlinks;
-        break;
+    if (e.type == EntryType::kDir) {
+      CUTOVER_RETURN_IF_ERROR(p.Dir(e));
+      dirs.push_back(&e);
+      ++p.result_.dirs;
     }
   }
+  {
+    TaskPool pool(opts.jobs, static_cast<size_t>(opts.jobs) * 2);
+    for (const Entry& e : m.entries) {
+      if (e.type != EntryType::kFile) continue;
+      pool.Submit([&p, &e] { return p.File(e); });
+      ++p.result_.files;
+    }
+    CUTOVER_RETURN_IF_ERROR(pool.Wait());
+  }
+  for (const Entry& e : m.entries) {
+    if (e.type != EntryType::kSymlink) continue;
+    CUTOVER_RETURN_IF_ERROR(p.Symlink(e));
+    ++p.result_.symlinks;
+  }
   CUTOVER_RETURN_IF_ERROR(p.FinishDirs(dirs));
+  p.result_.bytes = p.bytes_.load();
+  p.result_.downloaded_bytes = p.downloaded_bytes_.load();
   return p.result_;
 }
 

@@ -1,5 +1,5 @@
-// Pull: restores a snapshot from a store into a directory (a first, single-threaded version;
-// reuse of chunks already in DEST's files and parallel downloads come later).
+// Pull: restores a snapshot from a store into a directory, files downloaded by `jobs` worker
+// threads (one file per worker at a time; reuse of chunks already in DEST's files comes later).
 //
 // Rules:
 //   - the manifest is decoded and validated first (datasync/manifest.h refuses absolute paths,
@@ -17,6 +17,7 @@
 #define CUTOVER_DATASYNC_PULL_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "core/status.h"
@@ -32,10 +33,19 @@ struct PullResult {
   uint64_t downloaded_bytes = 0;  // chunk bytes read from the store
 };
 
+struct PullOptions {
+  int jobs = 8;  // worker threads
+  // Called from worker threads with chunk bytes downloaded and verified.
+  std::function<void(uint64_t bytes)> on_confirmed;
+  // Called once the manifest is read, with the snapshot's total file bytes.
+  std::function<void(uint64_t total)> on_total;
+};
+
 // Restores snapshot `name` of `store` into `dest_dir` (created when missing).
 // NotFound: no such snapshot. InvalidArgument: an unsafe manifest or a DEST path in the way.
 // Corruption: a chunk that fails its hash. IoError: local write failures.
-Result<PullResult> Pull(Store& store, const std::string& name, const std::string& dest_dir);
+Result<PullResult> Pull(Store& store, const std::string& name, const std::string& dest_dir,
+                        const PullOptions& opts = {});
 
 }  // namespace cutover
 

@@ -5,15 +5,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <set>
+#include <memory>
+#include <mutex>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/failpoint.h"
 #include "datasync/chunk_hasher.h"
 #include "datasync/manifest.h"
+#include "datasync/state.h"
 #include "datasync/store_config.h"
+#include "datasync/task_pool.h"
 
 namespace cutover {
 namespace {
@@ -49,10 +54,19 @@ Status ReadAt(int fd, std::string* out, uint64_t offset, uint64_t length, const 
   return Status::Ok();
 }
 
+// One regular file of the tree, as found by the walk.
+struct FileWork {
+  size_t entry = 0;  // index into the manifest's entries
+  std::string full;  // its path on disk
+  FileStatKey key;
+  bool small = false;   // one chunk below min size: goes into a pack
+  bool cached = false;  // chunk list taken from the files cache
+};
+
 class Pusher {
  public:
-  Pusher(const std::string& src, Store& store, const ChunkerParams& params)
-      : src_(src), store_(store), params_(params) {}
+  Pusher(const std::string& src, Store& store, const ChunkerParams& params, const PushOptions& opts)
+      : src_(src), store_(store), url_(store.Url()), params_(params), opts_(opts) {}
 
   Status Walk(const std::string& rel) {
     std::string dir = rel.empty() ? src_ : src_ + "/" + rel;
@@ -96,7 +110,15 @@ class Pusher {
       } else if (S_ISREG(st.st_mode)) {
         e.type = EntryType::kFile;
         manifest_.entries.push_back(std::move(e));
-        CUTOVER_RETURN_IF_ERROR(AddFile(full, manifest_.entries.size() - 1));
+        FileWork w;
+        w.entry = manifest_.entries.size() - 1;
+        w.full = full;
+        w.key =
+            FileStatKey{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
+                        static_cast<uint64_t>(st.st_size), MtimeNs(st),
+                        static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
+        total_bytes_ += w.key.size;
+        files_.push_back(std::move(w));
         ++result_.files;
       } else {
         result_.skipped.push_back(path + " (" + SpecialKind(st.st_mode) + ")");
@@ -105,85 +127,194 @@ class Pusher {
     return Status::Ok();
   }
 
-  Status AddFile(const std::string& full, size_t entry_index) {
-    Entry* e = &manifest_.entries[entry_index];
-    CUTOVER_ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ChunkFile(full, params_));
-    int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::IoError(Errno("cannot open", full));
+  // Runs every file through the workers, then packs the small ones; waits for all uploads.
+  Status Run() {
+    if (opts_.on_total) opts_.on_total(total_bytes_);
+    TaskPool pool(opts_.jobs, static_cast<size_t>(opts_.jobs) * 2);
+    for (FileWork& w : files_) {
+      pool.Submit([this, &w] { return ProcessFile(w); });
+    }
+    CUTOVER_RETURN_IF_ERROR(pool.Wait());
+    for (FileWork& w : files_) {
+      if (w.small && !w.cached) CUTOVER_RETURN_IF_ERROR(AddPacked(w, pool));
+      if (pool.failed()) break;
+    }
+    CUTOVER_RETURN_IF_ERROR(FlushPack(pool));
+    CUTOVER_RETURN_IF_ERROR(pool.Wait());
+    for (const FileWork& w : files_) {
+      const Entry& e = manifest_.entries[w.entry];
+      result_.bytes += e.size;
+      result_.chunks += e.chunks.size();
+    }
+    result_.files_read = files_read_.load();
+    result_.files_cached = files_cached_.load();
+    result_.journal_hits = journal_hits_.load();
+    result_.uploaded_objects = uploaded_objects_.load();
+    result_.uploaded_bytes = uploaded_bytes_.load();
+    return Status::Ok();
+  }
+
+  // Worker: the chunk list of one file, from the files cache or by reading it; uploads its chunks.
+  Status ProcessFile(FileWork& w) {
+    Entry* e = &manifest_.entries[w.entry];
+    if (opts_.state != nullptr) {
+      CUTOVER_ASSIGN_OR_RETURN(auto cached, opts_.state->LookupFile(url_, e->path, w.key));
+      if (cached.has_value()) {
+        uint64_t size = 0;
+        bool present = true;
+        for (const ChunkRef& c : *cached) {
+          size += c.length;
+          CUTOVER_ASSIGN_OR_RETURN(bool have, Present(c.packed ? PackKey(c.pack) : ChunkKey(c.id)));
+          if (!have) {
+            present = false;
+            break;
+          }
+        }
+        if (present && size == w.key.size) {
+          e->chunks = std::move(*cached);
+          e->size = size;
+          w.cached = true;
+          ++files_cached_;
+          if (opts_.on_confirmed) opts_.on_confirmed(size);
+          return Status::Ok();
+        }
+      }
+    }
+    ++files_read_;
+    CUTOVER_ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ChunkFile(w.full, params_));
+    if (chunks.size() == 1 && chunks[0].length < params_.min_size) {
+      e->chunks.push_back(ChunkRef{chunks[0].id, chunks[0].length, false, {}, 0});
+      e->size = chunks[0].length;
+      w.small = true;
+      return Status::Ok();
+    }
+    int fd = ::open(w.full.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::IoError(Errno("cannot open", w.full));
     Status s;
     std::string bytes;
     for (const Chunk& c : chunks) {
-      s = ReadAt(fd, &bytes, c.offset, c.length, full);
+      s = ReadAt(fd, &bytes, c.offset, c.length, w.full);
       if (!s.ok()) break;
       if (Sha256Of(bytes) != c.id) {
-        s = Status::IoError("file changed while being read: " + full);
+        s = Status::IoError("file changed while being read: " + w.full);
         break;
       }
       e->chunks.push_back(ChunkRef{c.id, c.length, false, {}, 0});
       e->size += c.length;
-      bool small = chunks.size() == 1 && c.length < params_.min_size;
-      s = small ? AddPacked(bytes, entry_index) : AddChunk(bytes, c.id);
+      s = Upload(ChunkKey(c.id), bytes);
       if (!s.ok()) break;
+      if (opts_.on_confirmed) opts_.on_confirmed(c.length);
     }
     ::close(fd);
-    result_.bytes += e->size;
-    result_.chunks += e->chunks.size();
     return s;
   }
 
-  Status AddChunk(const std::string& bytes, const ChunkId& id) {
-    std::string key = ChunkKey(id);
-    if (!confirmed_.insert(key).second) return Status::Ok();
+  // True when the store holds `key`: from this run, the journal, or by asking the store.
+  Result<bool> Present(const std::string& key) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (confirmed_.count(key) != 0) return true;
+    }
+    if (opts_.state != nullptr) {
+      CUTOVER_ASSIGN_OR_RETURN(bool journaled, opts_.state->IsConfirmed(url_, key));
+      if (journaled) {
+        ++journal_hits_;
+        MarkConfirmed(key);
+        return true;
+      }
+    }
     CUTOVER_ASSIGN_OR_RETURN(bool have, store_.Exists(key));
+    if (have) {
+      if (opts_.state != nullptr && !opts_.dry_run) {
+        CUTOVER_RETURN_IF_ERROR(opts_.state->RecordConfirmed(url_, key));
+      }
+      MarkConfirmed(key);
+    }
+    return have;
+  }
+
+  void MarkConfirmed(const std::string& key) {
+    std::lock_guard<std::mutex> l(mu_);
+    confirmed_.insert(key);
+  }
+
+  // Makes sure the store holds `bytes` under the content-addressed `key`.
+  Status Upload(const std::string& key, const std::string& bytes) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!claimed_.insert(key).second) return Status::Ok();  // another worker has it
+    }
+    CUTOVER_ASSIGN_OR_RETURN(bool have, Present(key));
     if (have) return Status::Ok();
-    CUTOVER_RETURN_IF_ERROR(store_.Put(key, bytes));
-    CUTOVER_FAILPOINT("push.chunk_put.after");
-    ++result_.uploaded_objects;
-    result_.uploaded_bytes += bytes.size();
+    if (!opts_.dry_run) {
+      CUTOVER_RETURN_IF_ERROR(store_.Put(key, bytes));
+      CUTOVER_FAILPOINT("push.chunk_put.after");
+      CUTOVER_ASSIGN_OR_RETURN(bool now, store_.Exists(key));
+      if (!now) {
+        return Status::Unavailable("store " + url_ + " does not hold " + key +
+                                   " after uploading it; the manifest is not published");
+      }
+      if (opts_.state != nullptr) CUTOVER_RETURN_IF_ERROR(opts_.state->RecordConfirmed(url_, key));
+      MarkConfirmed(key);
+    }
+    ++uploaded_objects_;
+    uploaded_bytes_ += bytes.size();
     return Status::Ok();
   }
 
   // Places a small file's bytes in the current pack (or where the previous snapshot had them).
-  // REQUIRES: the entry has exactly one chunk, `bytes`.
-  Status AddPacked(const std::string& bytes, size_t entry_index) {
-    ChunkRef* ref = &manifest_.entries[entry_index].chunks[0];
-    auto prev = previous_.find(ToHex(ref->id));
+  Status AddPacked(FileWork& w, TaskPool& pool) {
+    ChunkRef* ref = &manifest_.entries[w.entry].chunks[0];
+    std::string hex = ToHex(ref->id);
+    auto prev = previous_.find(hex);
     if (prev != previous_.end()) {
-      *ref = prev->second;
-      confirmed_pack_refs_.insert(PackKey(ref->pack));
-      return Status::Ok();
+      CUTOVER_ASSIGN_OR_RETURN(bool have, Present(PackKey(prev->second.pack)));
+      if (have) {
+        *ref = prev->second;
+        if (opts_.on_confirmed) opts_.on_confirmed(ref->length);
+        return Status::Ok();
+      }
     }
-    auto cur = in_pack_.find(ToHex(ref->id));
+    auto cur = in_pack_.find(hex);
     if (cur != in_pack_.end()) {
-      pending_refs_.push_back({entry_index, cur->second});
+      pending_refs_.push_back({w.entry, cur->second});
       return Status::Ok();
     }
-    if (pack_.size() + bytes.size() > params_.max_size) CUTOVER_RETURN_IF_ERROR(FlushPack());
-    in_pack_[ToHex(ref->id)] = pack_.size();
-    pending_refs_.push_back({entry_index, pack_.size()});
+    std::string bytes;
+    int fd = ::open(w.full.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::IoError(Errno("cannot open", w.full));
+    Status s = ReadAt(fd, &bytes, 0, ref->length, w.full);
+    ::close(fd);
+    CUTOVER_RETURN_IF_ERROR(s);
+    if (Sha256Of(bytes) != ref->id)
+      return Status::IoError("file changed while being read: " + w.full);
+    if (pack_.size() + bytes.size() > params_.max_size) CUTOVER_RETURN_IF_ERROR(FlushPack(pool));
+    in_pack_[hex] = pack_.size();
+    pending_refs_.push_back({w.entry, pack_.size()});
     pack_ += bytes;
     return Status::Ok();
   }
 
-  // Uploads the current pack and fills in the references to it.
-  Status FlushPack() {
+  // Hands the current pack to a worker for upload and fills in the references to it.
+  Status FlushPack(TaskPool& pool) {
     if (pack_.empty()) return Status::Ok();
     ChunkId pack_id = Sha256Of(pack_);
     std::string key = PackKey(pack_id);
-    CUTOVER_ASSIGN_OR_RETURN(bool have, store_.Exists(key));
-    if (!have) {
-      CUTOVER_RETURN_IF_ERROR(store_.Put(key, pack_));
-      CUTOVER_FAILPOINT("push.pack_put.after");
-      ++result_.uploaded_objects;
-      result_.uploaded_bytes += pack_.size();
-    }
+    uint64_t file_bytes = 0;
     for (auto& [entry_index, off] : pending_refs_) {
       ChunkRef* ref = &manifest_.entries[entry_index].chunks[0];
       ref->packed = true;
       ref->pack = pack_id;
       ref->pack_offset = off;
+      file_bytes += ref->length;
     }
-    confirmed_pack_refs_.insert(key);
+    auto bytes = std::make_shared<std::string>(std::move(pack_));
+    pool.Submit([this, key, bytes, file_bytes]() -> Status {
+      CUTOVER_RETURN_IF_ERROR(Upload(key, *bytes));
+      CUTOVER_FAILPOINT("push.pack_put.after");
+      if (opts_.on_confirmed) opts_.on_confirmed(file_bytes);
+      return Status::Ok();
+    });
     pending_refs_.clear();
     in_pack_.clear();
     pack_.clear();
@@ -206,18 +337,15 @@ class Pusher {
     return Status::Ok();
   }
 
-  // Every chunk and pack the manifest names must be in the store before it is published.
-  Status ConfirmAll() {
-    std::set<std::string> keys = confirmed_pack_refs_;
-    keys.insert(confirmed_.begin(), confirmed_.end());
-    for (const std::string& key : keys) {
-      CUTOVER_ASSIGN_OR_RETURN(bool have, store_.Exists(key));
-      if (!have) {
-        return Status::Unavailable("store " + store_.Url() + " does not hold " + key +
-                                   " after uploading it; the manifest is not published");
-      }
+  // Files read this run, for the files cache (written once the manifest is published).
+  std::vector<DatasyncState::FileRow> CacheRows() const {
+    std::vector<DatasyncState::FileRow> rows;
+    for (const FileWork& w : files_) {
+      if (w.cached) continue;
+      const Entry& e = manifest_.entries[w.entry];
+      rows.push_back({e.path, w.key, e.chunks});
     }
-    return Status::Ok();
+    return rows;
   }
 
   Manifest manifest_;
@@ -226,9 +354,16 @@ class Pusher {
  private:
   std::string src_;
   Store& store_;
+  const std::string url_;
   ChunkerParams params_;
-  std::set<std::string> confirmed_;            // chunk keys known stored
-  std::set<std::string> confirmed_pack_refs_;  // pack keys referenced
+  const PushOptions& opts_;
+  std::vector<FileWork> files_;
+  uint64_t total_bytes_ = 0;
+  std::atomic<uint64_t> files_read_{0}, files_cached_{0}, journal_hits_{0};
+  std::atomic<uint64_t> uploaded_objects_{0}, uploaded_bytes_{0};
+  std::mutex mu_;
+  std::unordered_set<std::string> confirmed_;  // keys known stored (guarded by mu_)
+  std::unordered_set<std::string> claimed_;    // keys some worker uploads (guarded by mu_)
   std::unordered_map<std::string, ChunkRef> previous_;
   std::unordered_map<std::string, uint64_t> in_pack_;      // chunk hex -> offset in pack_
   std::vector<std::pair<size_t, uint64_t>> pending_refs_;  // entry index, offset in pack_
@@ -244,18 +379,31 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
   if (::stat(src_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
     return Status::NotFound("push: " + src_dir + " is not a directory");
   }
-  CUTOVER_ASSIGN_OR_RETURN(ChunkerParams params, EnsureStoreConfig(store, opts.chunker));
-  Pusher p(src_dir, store, params);
+  ChunkerParams params = opts.chunker;
+  if (opts.dry_run) {
+    auto have = ReadStoreConfig(store);
+    if (have.ok()) {
+      params = *have;
+    } else if (have.status().code() != Code::kNotFound) {
+      return have.status();
+    }
+  } else {
+    CUTOVER_ASSIGN_OR_RETURN(params, EnsureStoreConfig(store, opts.chunker));
+  }
+  Pusher p(src_dir, store, params, opts);
   CUTOVER_RETURN_IF_ERROR(p.LoadPrevious(snapshot_key));
   p.manifest_.name = opts.name;
   p.manifest_.created_ns = static_cast<int64_t>(::time(nullptr)) * 1000000000;
   p.manifest_.chunker = params;
   CUTOVER_RETURN_IF_ERROR(p.Walk(""));
-  CUTOVER_RETURN_IF_ERROR(p.FlushPack());
-  CUTOVER_RETURN_IF_ERROR(p.ConfirmAll());
+  CUTOVER_RETURN_IF_ERROR(p.Run());
+  if (opts.dry_run) return p.result_;
   CUTOVER_ASSIGN_OR_RETURN(std::string encoded, EncodeManifest(p.manifest_));
   CUTOVER_FAILPOINT_RETURN("push.manifest_put.before");
   CUTOVER_RETURN_IF_ERROR(store.Put(snapshot_key, encoded));
+  if (opts.state != nullptr) {
+    CUTOVER_RETURN_IF_ERROR(opts.state->RememberFiles(store.Url(), p.CacheRows()));
+  }
   return p.result_;
 }
 

@@ -1,5 +1,5 @@
-// Push: turns a directory into a snapshot in a store (a first, single-threaded version over any
-// Store; the parallel libcurl engine, the SQLite files cache and resume journal come later).
+// Push: turns a directory into a snapshot in a store, with `jobs` worker threads calling the
+// (thread-safe) Store, a files cache and a resume journal in the local state (datasync/state.h).
 //
 // Rules:
 //   - every regular file is chunked (FastCDC) and each chunk hashed with SHA-256;
@@ -7,6 +7,14 @@
 //   - files smaller than the chunker's min size are packed together into pack objects of at most
 //     max size, so a tree of small files costs one PUT per pack, not per file; a small file whose
 //     bytes the previous snapshot of the same name already holds in a pack reuses that place;
+//   - files are chunked, hashed and their chunks uploaded by `jobs` workers, each holding at most
+//     one chunk (<= max size) in memory; small files are then packed in walk order (so a resumed
+//     push cuts the same packs) and the packs uploaded by the same workers;
+//   - with a state: a file whose stat key (dev, inode, size, mtime, ctime) matches the files
+//     cache is not read; a chunk or pack the journal says this store holds is not asked for; every
+//     object confirmed stored is journaled at once, so after kill -9 the same push re-sends at
+//     most what was in flight (jobs x max chunk size);
+//   - dry_run: nothing is written to the store or the state; the result says what would be sent;
 //   - the manifest is published last, and only after every chunk and pack it names is confirmed
 //     present (Head);
 //   - special files (sockets, FIFOs, devices) are skipped and listed in the result; an unreadable
@@ -18,6 +26,7 @@
 #define CUTOVER_DATASYNC_PUSH_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,9 +36,18 @@
 
 namespace cutover {
 
+class DatasyncState;
+
 struct PushOptions {
-  std::string name;       // snapshot name (a store key component)
-  ChunkerParams chunker;  // used for a new store; must match an existing store's config
+  std::string name;                // snapshot name (a store key component)
+  ChunkerParams chunker;           // used for a new store; must match an existing store's config
+  int jobs = 8;                    // worker threads
+  DatasyncState* state = nullptr;  // files cache + journal; null: none
+  bool dry_run = false;            // plan only: no store or state writes
+  // Called from worker threads with file bytes whose chunks are confirmed in the store.
+  std::function<void(uint64_t bytes)> on_confirmed;
+  // Called once the tree is listed, with the snapshot's total file bytes.
+  std::function<void(uint64_t total)> on_total;
 };
 
 struct PushResult {
@@ -40,6 +58,9 @@ struct PushResult {
   uint64_t chunks = 0;               // chunk references in the manifest
   uint64_t uploaded_objects = 0;     // chunk and pack objects PUT
   uint64_t uploaded_bytes = 0;       // their bytes, manifest excluded
+  uint64_t files_read = 0;           // files read from disk (not taken from the files cache)
+  uint64_t files_cached = 0;         // files whose chunk list came from the files cache
+  uint64_t journal_hits = 0;         // objects skipped because the journal confirmed them
   std::vector<std::string> skipped;  // "path (socket)" for each special file left out
 };
 

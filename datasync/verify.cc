@@ -1,0 +1,165 @@
+#include "datasync/verify.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+#include <set>
+
+#include "datasync/manifest.h"
+#include "datasync/task_pool.h"
+
+namespace cutover {
+namespace {
+
+int64_t MtimeNs(const struct stat& st) {
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
+}
+
+class Verifier {
+ public:
+  Verifier(Store& store, std::string dest) : store_(store), dest_(std::move(dest)) {}
+
+  void Fail(std::string line) {
+    std::lock_guard<std::mutex> l(mu_);
+    failures_.insert(std::move(line));
+  }
+
+  // Reads one chunk back and checks it.
+  Status CheckChunk(const Entry& e, const ChunkRef& c) {
+    Result<std::string> bytes = c.packed ? store_.GetRange(PackKey(c.pack), c.pack_offset, c.length)
+                                         : store_.Get(ChunkKey(c.id));
+    std::string where = "file " + e.path + ": chunk " + ToHex(c.id) + ": ";
+    if (!bytes.ok()) {
+      if (bytes.status().code() == Code::kNotFound) {
+        Fail(where + "missing in the store: " + bytes.status().message());
+        return Status::Ok();
+      }
+      if (bytes.status().code() == Code::kCorruption) {
+        Fail(where + "corrupt in the store: " + bytes.status().message());
+        return Status::Ok();
+      }
+      return bytes.status();
+    }
+    if (bytes->size() != c.length || Sha256Of(*bytes) != c.id) {
+      Fail(where + "corrupt in the store (its SHA-256 does not match)");
+    }
+    ++chunks_;
+    bytes_ += c.length;
+    return Status::Ok();
+  }
+
+  // Compares one DEST entry with the manifest.
+  Status CheckLocal(const Entry& e) {
+    std::string full = dest_ + "/" + e.path;
+    std::string where = "file " + e.path + ": differs from the manifest: ";
+    struct stat st;
+    if (::lstat(full.c_str(), &st) != 0) {
+      Fail(where + "missing in " + dest_ + " (" + std::strerror(errno) + ")");
+      return Status::Ok();
+    }
+    bool type_ok = (e.type == EntryType::kDir && S_ISDIR(st.st_mode)) ||
+                   (e.type == EntryType::kFile && S_ISREG(st.st_mode)) ||
+                   (e.type == EntryType::kSymlink && S_ISLNK(st.st_mode));
+    if (!type_ok) {
+      Fail(where + "not a " + std::string(EntryTypeName(e.type)));
+      return Status::Ok();
+    }
+    if (e.type == EntryType::kSymlink) {
+      std::string target(static_cast<size_t>(st.st_size) + 256, '\0');
+      ssize_t n = ::readlink(full.c_str(), target.data(), target.size());
+      target.resize(n < 0 ? 0 : static_cast<size_t>(n));
+      if (target != e.target) Fail(where + "symlink target \"" + target + "\"");
+      return Status::Ok();
+    }
+    if ((st.st_mode & 07777) != e.mode) {
+      Fail(where + "mode " + std::to_string(st.st_mode & 07777) + ", not " +
+           std::to_string(e.mode));
+    }
+    if (e.type == EntryType::kDir) return Status::Ok();
+    ++files_;
+    if (MtimeNs(st) != e.mtime_ns) Fail(where + "mtime differs");
+    if (static_cast<uint64_t>(st.st_size) != e.size) {
+      Fail(where + "size " + std::to_string(st.st_size) + ", not " + std::to_string(e.size));
+      return Status::Ok();
+    }
+    int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+      Fail(where + "cannot open: " + std::strerror(errno));
+      return Status::Ok();
+    }
+    std::string buf;
+    uint64_t off = 0;
+    for (const ChunkRef& c : e.chunks) {
+      buf.resize(c.length);
+      size_t got = 0;
+      while (got < c.length) {
+        ssize_t n = ::pread(fd, buf.data() + got, c.length - got, static_cast<off_t>(off + got));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;
+        got += static_cast<size_t>(n);
+      }
+      if (got != c.length || Sha256Of(buf) != c.id) {
+        Fail(where + "bytes at offset " + std::to_string(off) + " do not match chunk " +
+             ToHex(c.id));
+        break;
+      }
+      off += c.length;
+    }
+    ::close(fd);
+    return Status::Ok();
+  }
+
+  std::mutex mu_;
+  std::set<std::string> failures_;
+  std::atomic<uint64_t> chunks_{0}, bytes_{0}, files_{0};
+
+ private:
+  Store& store_;
+  std::string dest_;
+};
+
+}  // namespace
+
+Result<VerifyResult> Verify(Store& store, const std::string& name, const std::string& dest_dir,
+                            int jobs) {
+  CUTOVER_ASSIGN_OR_RETURN(std::string key, SnapshotKey(name));
+  auto bytes = store.Get(key);
+  if (!bytes.ok()) {
+    if (bytes.status().code() == Code::kNotFound) {
+      return Status::NotFound("verify: no snapshot " + name + " in " + store.Url());
+    }
+    return bytes.status();
+  }
+  auto decoded = DecodeManifest(*bytes);
+  if (!decoded.ok()) return decoded.status().WithContext("verify: snapshot " + name);
+  const Manifest& m = *decoded;
+  std::string dest = dest_dir;
+  while (dest.size() > 1 && dest.back() == '/') dest.pop_back();
+  Verifier v(store, dest);
+  {
+    TaskPool pool(jobs, static_cast<size_t>(jobs) * 4);
+    std::set<std::pair<ChunkId, std::pair<ChunkId, uint64_t>>> seen;  // each stored place once
+    for (const Entry& e : m.entries) {
+      for (const ChunkRef& c : e.chunks) {
+        if (!seen.insert({c.id, {c.pack, c.packed ? c.pack_offset + 1 : 0}}).second) continue;
+        pool.Submit([&v, &e, &c] { return v.CheckChunk(e, c); });
+      }
+      if (!dest.empty()) pool.Submit([&v, &e] { return v.CheckLocal(e); });
+    }
+    CUTOVER_RETURN_IF_ERROR(pool.Wait());
+  }
+  VerifyResult r;
+  r.chunks_checked = v.chunks_.load();
+  r.bytes_checked = v.bytes_.load();
+  r.files_checked = v.files_.load();
+  r.failures.assign(v.failures_.begin(), v.failures_.end());
+  return r;
+}
+
+}  // namespace cutover
