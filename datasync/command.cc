@@ -279,7 +279,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   cmd->footer(kExitCodesHelp);
 
   auto push = std::make_shared<PushArgs>();
-  CLI::App* p = cmd->add_subcommand("push", "Upload a directory as a snapshot (file:// stores)");
+  CLI::App* p = cmd->add_subcommand("push", "Upload a directory as a snapshot to a store: file:///path, http(s)://host/path (WebDAV), s3://bucket/prefix");
   p->add_option("SRC_DIR", push->src, "Directory to push")->required();
   p->add_option("STORE", push->store, "Store URL: file:///path")->required();
   p->add_option("--name", push->name, "Snapshot name")->required();
@@ -290,7 +290,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   SetCommand(p, ctx, [&ctx, push]() { return RunPush(ctx.global, *push); });
 
   auto pull = std::make_shared<PullArgs>();
-  CLI::App* l = cmd->add_subcommand("pull", "Restore a snapshot (file:// stores)");
+  CLI::App* l = cmd->add_subcommand("pull", "Restore a snapshot from a store into a directory");
   l->add_option("STORE", pull->store, "Store URL: file:///path")->required();
   l->add_option("--name", pull->name, "Snapshot name")->required();
   l->add_option("DEST_DIR", pull->dest, "Directory to restore into")->required();
