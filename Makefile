@@ -36,7 +36,7 @@ bench: deps
 
 fuzz: deps
 	@CC=clang CXX=clang++ cmake -S . -B build-fuzz -G Ninja -DCUTOVER_FUZZ=ON -DCUTOVER_CUDA=OFF \
-	  -DCUTOVER_TESTS=OFF -DCUTOVER_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_ARGS) >/dev/null
+	  -DCUTOVER_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_ARGS) >/dev/null
 	@cmake --build build-fuzz -j $(JOBS) --target fuzz
 
 sanitize: deps
