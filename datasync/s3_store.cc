@@ -14,21 +14,6 @@ namespace {
 constexpr char kEmptySha256[] = "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855";
 constexpr size_t kMaxErrorMessage = 300;
 
-std::string_view TrimWs(std::string_view s) {
-  auto ws = [](char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\n'; };
-  while (!s.empty() && ws(s.front())) s.remove_prefix(1);
-  while (!s.empty() && ws(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::optional<uint64_t> ParseSize(std::string_view s) {
-  s = TrimWs(s);
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 bool NameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
          c == '_' || c == '-';
@@ -114,7 +99,7 @@ class S3Store : public Store {
     CUTOVER_ASSIGN_OR_RETURN(HttpResponse r, client_.Send(req));
     if (r.status != 200) return ErrorFor(req.method, url, r);
     std::optional<std::string> len = r.Header("Content-Length");
-    std::optional<uint64_t> size = len ? ParseSize(*len) : std::nullopt;
+    std::optional<uint64_t> size = len ? ParseU64(*len) : std::nullopt;
     if (!size) return Status::Unavailable("HEAD " + url + ": no valid Content-Length");
     return *size;
   }
@@ -243,7 +228,7 @@ struct ListParser {
       if (ev.local == "Key") {
         key = text;
       } else if (ev.local == "Size") {
-        size = ParseSize(text);
+        size = ParseU64(text);
         bad_size = !size;
       }
     } else if (ev.depth == 2) {
@@ -257,9 +242,9 @@ struct ListParser {
         }
         page.objects.push_back({std::move(*key), *size});
       } else if (ev.local == "IsTruncated") {
-        truncated = std::string(TrimWs(text));
+        truncated = std::string(TrimSpace(text));
       } else if (ev.local == "NextContinuationToken") {
-        page.next_token = std::string(TrimWs(text));
+        page.next_token = std::string(TrimSpace(text));
       }
     }
     text.clear();
@@ -317,8 +302,8 @@ std::optional<S3Error> ParseS3Error(std::string_view xml) {
         root_ok = true;
       }
     } else {
-      if (ev.depth == 2 && ev.local == "Code") e.code = std::string(TrimWs(text));
-      if (ev.depth == 2 && ev.local == "Message") e.message = std::string(TrimWs(text));
+      if (ev.depth == 2 && ev.local == "Code") e.code = std::string(TrimSpace(text));
+      if (ev.depth == 2 && ev.local == "Message") e.message = std::string(TrimSpace(text));
       text.clear();
     }
     return Status::Ok();

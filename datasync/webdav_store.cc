@@ -327,20 +327,6 @@ int HexValue(char c) {
   return -1;
 }
 
-std::string_view TrimSpace(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
-std::optional<uint64_t> ParseU64(std::string_view s) {
-  s = TrimSpace(s);
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
-
 // The status code in "HTTP/1.1 200 OK", or 0.
 int StatusLineCode(std::string_view line) {
   line = TrimSpace(line);
@@ -541,6 +527,21 @@ class WebDavStore : public Store {
 };
 
 }  // namespace
+
+std::string_view TrimSpace(std::string_view s) {
+  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
+  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
+  return s;
+}
+
+std::optional<uint64_t> ParseU64(std::string_view s) {
+  s = TrimSpace(s);
+  uint64_t v = 0;
+  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
+  return v;
+}
+
 
 Result<std::string> TakeRange(const std::string& url, HttpResponse r, uint64_t offset,
                               uint64_t length) {
