@@ -11,9 +11,31 @@
 #include "core/fingerprint.h"
 #include "probe/collect.h"
 #include "probe/diff.h"
+#include "probe/policy.h"
 
 namespace cutover {
 namespace {
+
+// Fingerprints `root`: "/" (or "") is this host, live; any other directory is read as files
+// only.
+Result<Fingerprint> CollectAt(std::string root) {
+  if (root.empty()) root = "/";
+  bool live = root == "/";
+  if (!live) {
+    char buf[PATH_MAX];
+    struct stat st;
+    if (::realpath(root.c_str(), buf) == nullptr || ::stat(buf, &st) != 0 ||
+        !S_ISDIR(st.st_mode)) {
+      return Status::InvalidArgument("--root " + root + ": not a directory");
+    }
+    root = buf;
+    live = root == "/";
+  }
+  probe::CollectOptions options;
+  if (live) options = probe::LiveOptions();
+  RealFileSystem fs(root);
+  return probe::Collect(fs, std::move(options));
+}
 
 struct CollectFlags {
   std::string root = "/";
@@ -33,22 +55,7 @@ void AddCollect(CLI::App& probe, CommandContext& ctx) {
   sub->add_option("--format", flags->format, "table (default) or json")
       ->check(CLI::IsMember({"table", "json"}));
   SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
-    std::string root = flags->root.empty() ? "/" : flags->root;
-    bool live = root == "/";
-    if (!live) {
-      char buf[PATH_MAX];
-      struct stat st;
-      if (::realpath(root.c_str(), buf) == nullptr || ::stat(buf, &st) != 0 ||
-          !S_ISDIR(st.st_mode)) {
-        return Status::InvalidArgument("--root " + root + ": not a directory");
-      }
-      root = buf;
-      live = root == "/";
-    }
-    probe::CollectOptions options;
-    if (live) options = probe::LiveOptions();
-    RealFileSystem fs(root);
-    Fingerprint fp = probe::Collect(fs, std::move(options));
+    CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, CollectAt(flags->root));
     GlobalOptions g = ctx.global;
     if (flags->format == "json") g.json = true;
     nlohmann::json doc = FingerprintToJson(fp);
@@ -94,6 +101,50 @@ void AddDiff(CLI::App& probe, CommandContext& ctx) {
   });
 }
 
+
+struct CheckFlags {
+  std::string policy;
+  std::string root;
+  std::string fingerprint;
+  std::string junit;
+};
+
+void AddCheck(CLI::App& probe, CommandContext& ctx) {
+  auto flags = std::make_shared<CheckFlags>();
+  CLI::App* sub = probe.add_subcommand(
+      "check",
+      "Check this host, an image root (--root) or a saved fingerprint against a policy of "
+      "requirements (YAML, kind ProbePolicy); exit 1 when any requirement fails");
+  sub->add_option("--policy", flags->policy, "The policy file (see docs/ci.md)")
+      ->required()
+      ->type_name("POLICY.yaml");
+  auto* root = sub->add_option("--root", flags->root,
+                               "Fingerprint this directory (an unpacked image) instead of the "
+                               "live host")
+                   ->type_name("DIR");
+  sub->add_option("FINGERPRINT", flags->fingerprint,
+                  "Check a saved fingerprint (probe collect --out) instead of collecting one")
+      ->excludes(root);
+  sub->add_option("--junit", flags->junit, "Also write the checks as JUnit XML")
+      ->type_name("FILE");
+  SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
+    CUTOVER_ASSIGN_OR_RETURN(probe::Policy policy, probe::LoadPolicy(flags->policy));
+    Fingerprint fp;
+    if (!flags->fingerprint.empty()) {
+      CUTOVER_ASSIGN_OR_RETURN(fp, LoadFingerprint(flags->fingerprint));
+    } else {
+      CUTOVER_ASSIGN_OR_RETURN(fp, CollectAt(flags->root));
+    }
+    probe::PolicyReport report = probe::CheckPolicy(policy, fp);
+    if (!flags->junit.empty()) {
+      CUTOVER_RETURN_IF_ERROR(probe::PolicyJunit(report).WriteFile(flags->junit));
+    }
+    CUTOVER_RETURN_IF_ERROR(EmitResult(ctx.global, probe::PolicyReportToJson(report, fp),
+                                       probe::RenderPolicyTable(report)));
+    return report.failed() ? 1 : 0;
+  });
+}
+
 }  // namespace
 
 void AddProbeCommand(CLI::App& root, CommandContext& ctx) {
@@ -106,7 +157,7 @@ void AddProbeCommand(CLI::App& root, CommandContext& ctx) {
   AddNotBuilt(*cmd, ctx, "fleet", "Check a fleet of fingerprints for consistency");
   AddNotBuilt(*cmd, ctx, "health", "Judge each GPU's health");
   AddNotBuilt(*cmd, ctx, "check-binary", "Check a binary's embedded GPU code against a target");
-  AddNotBuilt(*cmd, ctx, "check", "Check a fingerprint against a policy");
+  AddCheck(*cmd, ctx);
 }
 
 }  // namespace cutover
