@@ -120,8 +120,11 @@ Result<int> RunCommand(const GlobalOptions& g, const std::string& name, const st
   return 0;
 }
 
-Result<int> RunHistory(const GlobalOptions& g, const std::string& name) {
-  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g)));
+}  // namespace
+
+Result<nlohmann::json> RolloutHistory(const std::string& db_path, const std::string& name,
+                                      std::string* table_out) {
+  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(db_path));
   CUTOVER_ASSIGN_OR_RETURN(canary::RolloutRow r, FindRollout(store, name));
   CUTOVER_ASSIGN_OR_RETURN(std::vector<canary::StepRow> steps, store.Steps(r.id));
   CUTOVER_ASSIGN_OR_RETURN(std::vector<canary::MeasurementRow> ms, store.Measurements(r.id));
@@ -168,6 +171,15 @@ Result<int> RunHistory(const GlobalOptions& g, const std::string& name) {
     je.push_back({{"at", e.at}, {"kind", e.kind}, {"message", e.message}});
   }
   doc["events"] = std::move(je);
+  if (table_out != nullptr) *table_out = std::move(table);
+  return doc;
+}
+
+namespace {
+
+Result<int> RunHistory(const GlobalOptions& g, const std::string& name) {
+  std::string table;
+  CUTOVER_ASSIGN_OR_RETURN(json doc, RolloutHistory(ResolveDbPath(g), name, &table));
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
   return 0;
 }

@@ -5,7 +5,7 @@
 #include "core/file_system.h"
 #include "probe/collect.h"
 #include "tests/harness/test_env.h"
-#include "tests/probe/schema_check.h"
+#include "tests/harness/schema_check.h"
 
 namespace cutover::probe {
 namespace {

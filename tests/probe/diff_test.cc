@@ -42,7 +42,7 @@ void ExpectValidDiff(const nlohmann::json& doc) {
   std::ofstream(path) << doc.dump(2);
   std::string out;
   int rc = testing::RunShell("/usr/bin/python3 " + testing::SourceDir() +
-                                 "/tests/probe/validate_schema.py " + testing::SourceDir() +
+                                 "/tests/harness/validate_schema.py " + testing::SourceDir() +
                                  "/docs/schemas/diff-1.json " + path,
                              &out);
   if (rc == 77 || rc == 127) CUTOVER_SKIP_OR_FAIL("python3-jsonschema is not installed");

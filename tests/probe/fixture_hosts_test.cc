@@ -6,7 +6,7 @@
 #include "core/fingerprint.h"
 #include "probe/collect.h"
 #include "tests/harness/test_env.h"
-#include "tests/probe/schema_check.h"
+#include "tests/harness/schema_check.h"
 
 namespace cutover::probe {
 namespace {

@@ -1,0 +1,120 @@
+// The assessment (`cutover assess`): joins a source and a target fingerprint (probe diff), and
+// optionally two compat records (compat compare), a datasync plan and a canary rollout history,
+// into one verdict with its reasons, rendered as HTML, Markdown, JSON ("cutover.report/1",
+// docs/schemas/report-1.json) and JUnit XML.
+//
+// Verdict:
+//   no-go          a blocker: a diff blocker, a compat case that regressed or broke, a rollout
+//                  that rolled back (confirmed or not)
+//   go-with-risks  no blocker, but warnings: diff warnings, numerics drift, a slower case, a case
+//                  missing on one side, a rollout not promoted yet
+//   go             neither
+//
+// Measured ceilings: a compat record carries no separate peak measurement, so each record's
+// ceilings are its own best measured rates: GB/s from the bandwidth ops (copy, triad), GFLOP/s
+// from its fastest GEMM. Each case's fraction of its unit's ceiling is charted per side.
+//
+// Thread-safety: pure functions over values.
+#ifndef CUTOVER_REPORT_ASSESS_H_
+#define CUTOVER_REPORT_ASSESS_H_
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compat/compare.h"
+#include "compat/record.h"
+#include "core/fingerprint.h"
+#include "core/junit.h"
+#include "core/status.h"
+#include "probe/diff.h"
+
+namespace cutover::report {
+
+// Bump on any incompatible change to the report document.
+inline constexpr char kReportSchema[] = "cutover.report/1";
+
+struct AssessInputs {
+  Fingerprint source, target;
+  probe::DiffMode mode = probe::DiffMode::kHost;
+  std::optional<CompatRecord> compat_source, compat_target;
+  std::optional<nlohmann::json> datasync_plan;    // cutover.datasync-plan/1
+  std::optional<nlohmann::json> canary_history;   // cutover.rollout-history/1
+  std::optional<double> price_source, price_target;  // per GPU-hour, any currency
+  std::map<std::string, std::string> input_paths;    // "source" -> path, shown in the report
+  bool redacted = false;
+  std::string generated_at;  // RFC 3339 UTC
+};
+
+// One finding of the assessment, from any part.
+struct ReportFinding {
+  std::string severity;  // "blocker" | "warning" | "info"
+  std::string code;      // "driver.too_old_for_toolkit", "compat.regression", ...
+  std::string component;
+  std::string source, target;  // compared values, "" when not applicable
+  std::string message;
+  std::string fix;
+};
+
+// One row of the side-by-side host table.
+struct HostRow {
+  std::string field;
+  std::string source, target;
+  bool differs = false;
+};
+
+// One compat case, as the report shows it.
+struct CompatRow {
+  CaseComparison cmp;
+  std::string rate_unit;
+  double source_rate = 0, target_rate = 0;          // 0 when not measured
+  double source_fraction = 0, target_fraction = 0;  // of that side's ceiling; 0 when unknown
+};
+
+struct CostRow {
+  std::string rate_unit;      // "GFLOP/s" | "GB/s"
+  double source_rate = 0, target_rate = 0;  // geometric mean over cases ok on both sides
+  double source_per_price = 0, target_per_price = 0;  // rate * 3600 / price per GPU-hour
+  int cases = 0;
+};
+
+struct Assessment {
+  std::string verdict;  // "go" | "go-with-risks" | "no-go"
+  std::string headline;  // one sentence: why
+  AssessInputs inputs;
+  probe::DiffReport diff;
+  std::vector<ReportFinding> findings;  // blockers, then warnings, then infos
+  std::vector<HostRow> hosts;
+  std::optional<Comparison> comparison;
+  std::vector<CompatRow> compat;
+  std::map<std::string, double> source_ceilings, target_ceilings;  // unit -> rate
+  std::vector<CostRow> cost;
+
+  int Count(const std::string& severity) const;
+  int ExitCode() const { return verdict == "no-go" ? 1 : 0; }
+};
+
+// Checks the optional documents' schemas (InvalidArgument naming the input) and judges.
+Result<Assessment> Assess(AssessInputs inputs);
+
+// The best measured rate per unit of a record (see the header comment); units with no case
+// measured are absent.
+std::map<std::string, double> MeasuredCeilings(const CompatRecord& rec);
+
+nlohmann::json AssessmentToJson(const Assessment& a);
+// One suite "findings" (a case per finding: blocker = failure, warning = passed with the message
+// in system-out), plus compat's suites (a case per compat case).
+JunitReport AssessmentJunit(const Assessment& a);
+std::string RenderMarkdown(const Assessment& a);
+// Self-contained HTML: inline CSS and SVG only, no script, a Content-Security-Policy that forbids
+// every external load.
+std::string RenderHtml(const Assessment& a);
+// The one-line summary the command prints.
+std::string VerdictLine(const Assessment& a);
+
+}  // namespace cutover::report
+
+#endif  // CUTOVER_REPORT_ASSESS_H_

@@ -1,0 +1,192 @@
+// `cutover assess` end to end: real fingerprints of fixture trees (probe collect --root), real
+// compat records (compat run on the cpu backend), a real datasync plan, and the report rendered in
+// headless Chromium (Debian's chromium) with a screenshot kept under the build tree.
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "tests/harness/schema_check.h"
+#include "tests/harness/test_env.h"
+
+namespace cutover::testing {
+namespace {
+
+std::string Cutover() { return BinaryDir() + "/apps/cutover/cutover"; }
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
+}
+
+class AssessCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    for (const char* tree : {"h100-cuda12.4", "no-driver", "a100-cuda11.8"}) {
+      std::string out;
+      ASSERT_EQ(RunShell(Cutover() + " probe collect --root " + SourceDir() +
+                             "/tests/fixtures/hosts/" + tree + " --out " + Fp(tree) +
+                             " >/dev/null",
+                         &out),
+                0)
+          << out;
+    }
+  }
+  std::string Fp(const std::string& tree) { return dir_.Join(tree + ".json"); }
+
+  // Runs assess with `args`; returns the exit status, output in *out.
+  int Assess(const std::string& args, std::string* out) {
+    return RunShell(Cutover() + " assess " + args + " 2>&1", out);
+  }
+
+  TempDir dir_;
+};
+
+TEST_F(AssessCli, NoGoPairWritesFourFilesAndExitsOne) {
+  std::string out, report = dir_.Join("r");
+  int rc = Assess("--source " + Fp("h100-cuda12.4") + " --target " + Fp("no-driver") +
+                      " --out " + report,
+                  &out);
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("no-go"), std::string::npos) << out;
+  EXPECT_NE(out.find(report + "/report.html"), std::string::npos) << out;
+  for (const char* f : {"report.html", "report.md", "report.json", "junit.xml"}) {
+    EXPECT_TRUE(Exists(report + "/" + f)) << f;
+  }
+  nlohmann::json doc = nlohmann::json::parse(Slurp(report + "/report.json"));
+  EXPECT_EQ(doc["verdict"], "no-go");
+  CUTOVER_EXPECT_VALID(doc, "report-1.json");
+  std::string junit = Slurp(report + "/junit.xml");
+  EXPECT_NE(junit.find("<failure"), std::string::npos);
+}
+
+TEST_F(AssessCli, BadInputIsOneLineAndExitTwo) {
+  std::string out;
+  EXPECT_EQ(Assess("--source " + dir_.Join("absent.json") + " --target " + Fp("no-driver") +
+                       " --out " + dir_.Join("r"),
+                   &out),
+            2);
+  EXPECT_NE(out.find("absent.json"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_FALSE(Exists(dir_.Join("r/report.html")));
+
+  EXPECT_EQ(Assess("--source " + Fp("h100-cuda12.4") + " --target " + Fp("no-driver") +
+                       " --price source=abc --out " + dir_.Join("r"),
+                   &out),
+            2);
+  EXPECT_NE(out.find("--price source=abc"), std::string::npos) << out;
+
+  // A compat record given where a fingerprint belongs.
+  std::ofstream(dir_.Join("wrong.json")) << R"({"schema": "cutover.compat-record/1"})";
+  EXPECT_EQ(Assess("--source " + dir_.Join("wrong.json") + " --target " + Fp("no-driver") +
+                       " --out " + dir_.Join("r"),
+                   &out),
+            2);
+  EXPECT_NE(out.find("wrong.json"), std::string::npos) << out;
+  EXPECT_NE(out.find("not a fingerprint"), std::string::npos) << out;
+}
+
+TEST_F(AssessCli, RedactHidesHostnamesAndUuidsInEveryFile) {
+  // Files-only collection finds no hostname in the fixture tree: give the target one.
+  nlohmann::json fp = nlohmann::json::parse(Slurp(Fp("a100-cuda11.8")));
+  fp["hostname"] = "dgx-b12.cloud.example";
+  std::ofstream(Fp("a100-cuda11.8")) << fp.dump();
+  std::string host = fp["hostname"];
+  std::string uuid = fp["gpus"][0]["uuid"];
+  std::string out, report = dir_.Join("r");
+  Assess("--redact --source " + Fp("h100-cuda12.4") + " --target " + Fp("a100-cuda11.8") +
+             " --out " + report,
+         &out);
+  EXPECT_EQ(out.find(host), std::string::npos) << out;
+  for (const char* f : {"report.html", "report.md", "report.json", "junit.xml"}) {
+    std::string text = Slurp(report + "/" + f);
+    ASSERT_FALSE(text.empty()) << f;
+    EXPECT_EQ(text.find(host), std::string::npos) << f;
+    EXPECT_EQ(text.find(uuid), std::string::npos) << f;
+  }
+  nlohmann::json doc = nlohmann::json::parse(Slurp(report + "/report.json"));
+  EXPECT_TRUE(doc["redacted"].get<bool>());
+  CUTOVER_EXPECT_VALID(doc, "report-1.json");
+}
+
+// The whole report: compat records from real runs, a datasync plan, prices; then Chromium.
+TEST_F(AssessCli, FullReportRendersInChromiumWithoutErrors) {
+  std::string out;
+  for (const char* side : {"src", "dst"}) {
+    ASSERT_EQ(RunShell(Cutover() + " compat run --ops gemm,copy,softmax --reps 3 --record " +
+                           dir_.Join(std::string(side) + ".rec") + " >/dev/null 2>&1"),
+              0);
+  }
+  ASSERT_EQ(RunShell("mkdir -p " + dir_.Join("data") + " && head -c 3000000 /dev/urandom > " +
+                     dir_.Join("data/a.bin") + " && cp " + dir_.Join("data/a.bin") + " " +
+                     dir_.Join("data/b.bin")),
+            0);
+  ASSERT_EQ(RunShell(Cutover() + " datasync plan " + dir_.Join("data") + " file://" +
+                         dir_.Join("store") + " --json > " + dir_.Join("plan.json"),
+                     &out),
+            0)
+      << out;
+  std::string report = dir_.Join("report");
+  int rc = Assess("--source " + Fp("h100-cuda12.4") + " --target " + Fp("h100-cuda12.4") +
+                      " --compat " + dir_.Join("src.rec") + " " + dir_.Join("dst.rec") +
+                      " --datasync " + dir_.Join("plan.json") +
+                      " --price source=2.10 --price target=3.40 --out " + report,
+                  &out);
+  EXPECT_TRUE(rc == 0 || rc == 1) << out;
+  nlohmann::json doc = nlohmann::json::parse(Slurp(report + "/report.json"));
+  CUTOVER_EXPECT_VALID(doc, "report-1.json");
+  ASSERT_TRUE(doc["compat"].is_object());
+  EXPECT_GE(doc["compat"]["cases"].size(), 3u);
+  EXPECT_TRUE(doc["cost"].is_object());
+  EXPECT_TRUE(doc["datasync"].is_object());
+  std::string md = Slurp(report + "/report.md");
+  EXPECT_NE(md.find("**Verdict: "), std::string::npos);
+  EXPECT_NE(md.find("| gemm/"), std::string::npos) << md;
+  EXPECT_NE(md.find("## Data migration"), std::string::npos) << md;
+  EXPECT_NE(md.find("## Performance per cost"), std::string::npos) << md;
+
+  if (RunShell("command -v chromium >/dev/null") != 0) {
+    CUTOVER_SKIP_OR_FAIL("chromium is not installed (Debian package chromium)");
+  }
+  const std::string flags =
+      "chromium --headless --no-sandbox --disable-gpu --no-first-run "
+      "--disable-background-networking --enable-logging=stderr --v=0 "
+      "--user-data-dir=" + dir_.Join("chrome-profile") + " ";
+  const std::string url = "file://" + report + "/report.html";
+  const std::string shot = BinaryDir() + "/tests/report/assess-report.png";
+  std::string log;
+  ASSERT_EQ(RunShell("timeout 120 " + flags + "--window-size=1280,2400 --screenshot=" + shot +
+                         " " + url,
+                     &log),
+            0)
+      << log;
+  struct stat st;
+  ASSERT_EQ(::stat(shot.c_str(), &st), 0) << log;
+  EXPECT_GT(st.st_size, 10000) << "a blank screenshot";
+  // The report has no script: any console line is an error (a CSP violation, a failed load).
+  EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;
+  EXPECT_EQ(log.find("Content Security Policy"), std::string::npos) << log;
+
+  std::string dom;
+  ASSERT_EQ(RunShell("timeout 120 " + flags + "--dump-dom " + url + " 2>/dev/null", &dom), 0);
+  EXPECT_NE(dom.find("id=\"verdict\""), std::string::npos);
+  EXPECT_NE(dom.find(doc["verdict"].get<std::string>()), std::string::npos);
+  EXPECT_NE(dom.find("<svg"), std::string::npos);
+  EXPECT_NE(dom.find("id=\"chart-speed\""), std::string::npos);
+  EXPECT_NE(dom.find("id=\"chart-error\""), std::string::npos);
+  EXPECT_NE(dom.find("id=\"chart-ceiling\""), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cutover::testing
