@@ -9,6 +9,7 @@
 #include "core/file_system.h"
 #include "core/file_util.h"
 #include "core/fingerprint.h"
+#include "probe/check_binary.h"
 #include "probe/collect.h"
 #include "probe/diff.h"
 #include "probe/policy.h"
@@ -145,6 +146,47 @@ void AddCheck(CLI::App& probe, CommandContext& ctx) {
   });
 }
 
+struct CheckBinaryFlags {
+  std::vector<std::string> files;
+  std::string target;
+  std::string root;
+};
+
+void AddCheckBinary(CLI::App& probe, CommandContext& ctx) {
+  auto flags = std::make_shared<CheckBinaryFlags>();
+  CLI::App* sub = probe.add_subcommand(
+      "check-binary",
+      "Read the GPU code (SASS and PTX) embedded in executables, libraries and objects, and say "
+      "whether each GPU of the target runs it; exit 1 when one does not");
+  sub->add_option("FILE", flags->files, "ELF executables, shared libraries or objects")
+      ->required();
+  auto* target = sub->add_option("--target", flags->target,
+                                 "The target's fingerprint (probe collect --out); default: this "
+                                 "host, live")
+                     ->type_name("FINGERPRINT.json");
+  sub->add_option("--root", flags->root, "Fingerprint this directory as the target instead")
+      ->type_name("DIR")
+      ->excludes(target);
+  SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
+    std::vector<probe::BinaryImage> images;
+    for (const std::string& f : flags->files) {
+      Result<probe::BinaryImage> img = probe::ReadBinaryFile(f);
+      if (!img.ok()) return Status::InvalidArgument(img.status().message());
+      images.push_back(std::move(*img));
+    }
+    Fingerprint fp;
+    if (!flags->target.empty()) {
+      CUTOVER_ASSIGN_OR_RETURN(fp, LoadFingerprint(flags->target));
+    } else {
+      CUTOVER_ASSIGN_OR_RETURN(fp, CollectAt(flags->root));
+    }
+    probe::CheckBinaryReport report = probe::CheckBinaries(std::move(images), fp);
+    CUTOVER_RETURN_IF_ERROR(EmitResult(ctx.global, probe::CheckBinaryToJson(report),
+                                       probe::RenderCheckBinaryTable(report)));
+    return report.AnyFailure() ? 1 : 0;
+  });
+}
+
 }  // namespace
 
 void AddProbeCommand(CLI::App& root, CommandContext& ctx) {
@@ -156,7 +198,7 @@ void AddProbeCommand(CLI::App& root, CommandContext& ctx) {
   AddDiff(*cmd, ctx);
   AddNotBuilt(*cmd, ctx, "fleet", "Check a fleet of fingerprints for consistency");
   AddNotBuilt(*cmd, ctx, "health", "Judge each GPU's health");
-  AddNotBuilt(*cmd, ctx, "check-binary", "Check a binary's embedded GPU code against a target");
+  AddCheckBinary(*cmd, ctx);
   AddCheck(*cmd, ctx);
 }
 

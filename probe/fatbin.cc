@@ -1,0 +1,95 @@
+#include "probe/fatbin.h"
+
+#include <cstring>
+
+namespace cutover::probe {
+namespace {
+
+constexpr size_t kContainerHeaderSize = 16;
+constexpr size_t kMinEntryHeaderSize = 64;
+
+template <typename T>
+T Load(std::string_view b, uint64_t off) {
+  T v;
+  std::memcpy(&v, b.data() + off, sizeof(T));
+  return v;
+}
+
+bool Inside(uint64_t size, uint64_t off, uint64_t len) { return off <= size && len <= size - off; }
+
+Status Corrupt(const std::string& what, uint64_t off) {
+  return Status::InvalidArgument("corrupt fatbin: " + what + " at offset " + std::to_string(off));
+}
+
+}  // namespace
+
+std::string FatbinEntry::ArchName() const {
+  std::string name = (kind == FatbinKind::kPtx ? "compute_" : "sm_") + std::to_string(arch);
+  if (variant == ArchVariant::kArchSpecific) name += 'a';
+  if (variant == ArchVariant::kFamily) name += 'f';
+  return name;
+}
+
+Result<std::vector<FatbinEntry>> ParseFatbin(std::string_view b) {
+  std::vector<FatbinEntry> entries;
+  uint64_t pos = 0;
+  while (pos < b.size()) {
+    // Containers are 8-byte aligned; the gaps (and the section's tail) are zero.
+    if (b.size() - pos < kContainerHeaderSize) {
+      for (uint64_t i = pos; i < b.size(); ++i) {
+        if (b[i] != 0) return Corrupt("truncated container header", pos);
+      }
+      break;
+    }
+    uint32_t magic = Load<uint32_t>(b, pos);
+    if (magic == 0) {
+      pos += 8;
+      continue;
+    }
+    if (magic != kFatbinMagic) return Corrupt("bad magic", pos);
+    uint16_t header_size = Load<uint16_t>(b, pos + 6);
+    uint64_t body_size = Load<uint64_t>(b, pos + 8);
+    if (header_size < kContainerHeaderSize) return Corrupt("container header too small", pos);
+    if (!Inside(b.size(), pos, header_size) || !Inside(b.size(), pos + header_size, body_size)) {
+      return Corrupt("container runs past the end", pos);
+    }
+    uint64_t e = pos + header_size;
+    uint64_t end = e + body_size;
+    while (e < end) {
+      if (end - e < kMinEntryHeaderSize) return Corrupt("truncated entry header", e);
+      uint16_t kind = Load<uint16_t>(b, e);
+      uint32_t entry_header = Load<uint32_t>(b, e + 4);
+      uint64_t payload = Load<uint64_t>(b, e + 8);
+      if (kind != 1 && kind != 2) return Corrupt("unknown entry kind " + std::to_string(kind), e);
+      if (entry_header < kMinEntryHeaderSize || !Inside(end, e, entry_header) ||
+          !Inside(end, e + entry_header, payload)) {
+        return Corrupt("entry runs past its container", e);
+      }
+      FatbinEntry entry;
+      entry.kind = static_cast<FatbinKind>(kind);
+      entry.arch = Load<uint32_t>(b, e + 28);
+      entry.flags = Load<uint64_t>(b, e + 40);
+      entry.payload_size = payload;
+      entry.compressed =
+          (entry.flags & (kFatbinFlagCompressedLz4 | kFatbinFlagCompressedZstd)) != 0;
+      if (entry.flags & kFatbinFlagArchSpecific) {
+        entry.variant = ArchVariant::kArchSpecific;
+      } else if (entry.flags & kFatbinFlagFamily) {
+        entry.variant = ArchVariant::kFamily;
+      }
+      if (entry.kind == FatbinKind::kPtx) {
+        entry.ptx_minor = Load<uint16_t>(b, e + 24);
+        entry.ptx_major = Load<uint16_t>(b, e + 26);
+      }
+      if (entry.arch == 0 || entry.arch > 10000) {
+        return Corrupt("bad architecture " + std::to_string(entry.arch), e);
+      }
+      entries.push_back(entry);
+      e += entry_header + payload;
+    }
+    pos = end;
+  }
+  return entries;
+}
+
+}  // namespace cutover::probe
