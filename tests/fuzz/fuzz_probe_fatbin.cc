@@ -5,6 +5,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/json.h"
 #include "probe/check_binary.h"
 #include "probe/fatbin.h"
 #include "tests/fuzz/fuzz_check.h"
@@ -18,7 +19,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fp.driver.status = "ok";
     fp.driver.cuda_version = "12.4";
     auto r = cutover::probe::CheckBinaries({*img}, fp);
-    (void)cutover::probe::CheckBinaryToJson(r).dump();
+    (void)cutover::DumpJson(cutover::probe::CheckBinaryToJson(r));
     (void)cutover::probe::RenderCheckBinaryTable(r);
   } else {
     FUZZ_CHECK(img.status().message().find("fuzz.bin") != std::string::npos,

@@ -6,6 +6,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/json.h"
 #include "probe/policy.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -17,7 +18,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     cutover::probe::PolicyReport r = cutover::probe::CheckPolicy(*p, fp);
     FUZZ_CHECK(!cutover::probe::RenderPolicyTable(r).empty(), "");
     (void)cutover::probe::PolicyJunit(r).ToXml();
-    (void)cutover::probe::PolicyReportToJson(r, fp).dump();
+    // As the command prints it: DumpJson replaces invalid UTF-8 (a policy name may hold any bytes).
+    (void)cutover::DumpJson(cutover::probe::PolicyReportToJson(r, fp));
   } else {
     FUZZ_CHECK(p.status().message().rfind("fuzz.yaml", 0) == 0, p.status().message());
   }
