@@ -13,6 +13,7 @@
 
 #include "compat/backend_loader.h"
 #include "compat/compare.h"
+#include "core/time_util.h"
 #include "compat/op.h"
 #include "compat/record.h"
 #include "compat/runner.h"
@@ -46,14 +47,6 @@ struct CompareOptions {
   std::string source, target, junit;
 };
 
-std::string NowUtc() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // The fingerprint embedded in a record: the probe's document when --fingerprint names one
 // (checked against cutover.fingerprint/1), else the little compat can learn without probe.
@@ -73,7 +66,7 @@ Result<nlohmann::json> RecordFingerprint(const std::string& path) {
   }
   fp.cpu.cores = static_cast<int>(std::thread::hardware_concurrency());
   fp.collection.live = false;
-  fp.collection.collected_at = NowUtc();
+  fp.collection.collected_at = NowRfc3339Utc();
   fp.collection.cutover_version = std::string(CutoverVersion());
   fp.collection.findings.push_back(
       {"info", "compat.minimal_fingerprint",
@@ -91,7 +84,7 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
   rec.suite = o.suite;
   rec.accumulate = o.accumulate;
   rec.threads = o.threads;
-  rec.created_at = NowUtc();
+  rec.created_at = NowRfc3339Utc();
   rec.cutover_version = std::string(CutoverVersion());
   CUTOVER_ASSIGN_OR_RETURN(rec.fingerprint, RecordFingerprint(o.fingerprint));
   RunConfig cfg;

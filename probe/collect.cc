@@ -13,24 +13,13 @@
 #include <sstream>
 
 #include "core/cli.h"
+#include "core/time_util.h"
 #include "probe/diff.h"
 #include "probe/parsers.h"
 
 extern char** environ;
 
 namespace cutover::probe {
-namespace {
-
-std::string NowRfc3339() {
-  time_t t = ::time(nullptr);
-  struct tm tm;
-  ::gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-}  // namespace
 
 CollectOptions LiveOptions() {
   CollectOptions o;
@@ -125,7 +114,7 @@ Fingerprint Collect(const FileSystem& fs, CollectOptions options) {
   fp.collection.findings = ctx.findings();
   fp.collection.root = fs.RootLabel();
   fp.collection.live = live;
-  fp.collection.collected_at = NowRfc3339();
+  fp.collection.collected_at = NowRfc3339Utc();
   fp.collection.cutover_version = std::string(CutoverVersion());
   fp.collection.duration_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

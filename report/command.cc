@@ -14,6 +14,7 @@
 #include "core/file_util.h"
 #include "core/fingerprint.h"
 #include "core/json.h"
+#include "core/time_util.h"
 #include "report/assess.h"
 #include "report/redact.h"
 
@@ -55,14 +56,6 @@ Status ParsePrice(const std::string& text, report::AssessInputs& in) {
   return Status::Ok();
 }
 
-std::string NowRfc3339() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 Result<int> RunAssess(const AssessFlags& f, const GlobalOptions& g) {
   report::AssessInputs in;
@@ -130,7 +123,7 @@ Result<int> RunAssess(const AssessFlags& f, const GlobalOptions& g) {
   }
   if (!f.datasync.empty()) in.datasync_plan = std::move(plan);
   if (!f.canary.empty()) in.canary_history = std::move(history);
-  in.generated_at = NowRfc3339();
+  in.generated_at = NowRfc3339Utc();
 
   CUTOVER_ASSIGN_OR_RETURN(report::Assessment a, report::Assess(std::move(in)));
   nlohmann::json doc = report::AssessmentToJson(a);

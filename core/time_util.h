@@ -1,0 +1,16 @@
+// Wall-clock timestamps as every cutover document writes them.
+//
+// Thread-safety: thread-safe.
+#ifndef CUTOVER_CORE_TIME_UTIL_H_
+#define CUTOVER_CORE_TIME_UTIL_H_
+
+#include <string>
+
+namespace cutover {
+
+// The current time, RFC 3339 in UTC to the second: "2026-12-03T07:00:00Z".
+std::string NowRfc3339Utc();
+
+}  // namespace cutover
+
+#endif  // CUTOVER_CORE_TIME_UTIL_H_
