@@ -8,15 +8,7 @@ namespace {
 constexpr uint32_t kShtNobits = 8;
 constexpr uint64_t kMaxSections = 1 << 16;
 
-template <typename T>
-T Load(std::string_view b, uint64_t off) {
-  T v;
-  std::memcpy(&v, b.data() + off, sizeof(T));
-  return v;
-}
 
-// True when [off, off + len) lies inside a buffer of `size` bytes (no overflow).
-bool Inside(uint64_t size, uint64_t off, uint64_t len) { return off <= size && len <= size - off; }
 
 }  // namespace
 
@@ -35,22 +27,22 @@ Result<ElfFile> ParseElf(std::string_view b) {
   if (b[4] != 2) return Status::InvalidArgument("unsupported ELF: not 64-bit");
   if (b[5] != 1) return Status::InvalidArgument("unsupported ELF: not little-endian");
   ElfFile elf;
-  elf.type = Load<uint16_t>(b, 16);
-  elf.machine = Load<uint16_t>(b, 18);
-  uint64_t shoff = Load<uint64_t>(b, 40);
-  uint16_t shentsize = Load<uint16_t>(b, 58);
-  uint64_t shnum = Load<uint16_t>(b, 60);
-  uint64_t shstrndx = Load<uint16_t>(b, 62);
+  elf.type = ReadUnaligned<uint16_t>(b, 16);
+  elf.machine = ReadUnaligned<uint16_t>(b, 18);
+  uint64_t shoff = ReadUnaligned<uint64_t>(b, 40);
+  uint16_t shentsize = ReadUnaligned<uint16_t>(b, 58);
+  uint64_t shnum = ReadUnaligned<uint16_t>(b, 60);
+  uint64_t shstrndx = ReadUnaligned<uint16_t>(b, 62);
   if (shoff == 0) return elf;  // no section table (stripped to program headers only)
   if (shentsize < 64) return Status::InvalidArgument("corrupt ELF: section header size too small");
-  if (!Inside(b.size(), shoff, shentsize)) {
+  if (!RangeInside(b.size(), shoff, shentsize)) {
     return Status::InvalidArgument("corrupt ELF: section table outside the file");
   }
   // Extended numbering: the real counts live in section 0.
-  if (shnum == 0) shnum = Load<uint64_t>(b, shoff + 32);
-  if (shstrndx == 0xffff) shstrndx = Load<uint32_t>(b, shoff + 40);
+  if (shnum == 0) shnum = ReadUnaligned<uint64_t>(b, shoff + 32);
+  if (shstrndx == 0xffff) shstrndx = ReadUnaligned<uint32_t>(b, shoff + 40);
   if (shnum > kMaxSections) return Status::InvalidArgument("corrupt ELF: too many sections");
-  if (!Inside(b.size(), shoff, shnum * shentsize)) {
+  if (!RangeInside(b.size(), shoff, shnum * shentsize)) {
     return Status::InvalidArgument("corrupt ELF: section table outside the file");
   }
   struct Raw {
@@ -63,9 +55,9 @@ Result<ElfFile> ParseElf(std::string_view b) {
   raw.reserve(shnum);
   for (uint64_t i = 0; i < shnum; ++i) {
     uint64_t h = shoff + i * shentsize;
-    Raw r{Load<uint32_t>(b, h), Load<uint32_t>(b, h + 4), Load<uint64_t>(b, h + 24),
-          Load<uint64_t>(b, h + 32)};
-    if (r.type != kShtNobits && !Inside(b.size(), r.offset, r.size)) {
+    Raw r{ReadUnaligned<uint32_t>(b, h), ReadUnaligned<uint32_t>(b, h + 4), ReadUnaligned<uint64_t>(b, h + 24),
+          ReadUnaligned<uint64_t>(b, h + 32)};
+    if (r.type != kShtNobits && !RangeInside(b.size(), r.offset, r.size)) {
       return Status::InvalidArgument("corrupt ELF: section " + std::to_string(i) +
                                      " lies outside the file");
     }
@@ -90,7 +82,7 @@ Result<ElfFile> ParseElf(std::string_view b) {
 }
 
 std::string_view SectionBytes(std::string_view bytes, const ElfSection& section) {
-  if (section.type == kShtNobits || !Inside(bytes.size(), section.offset, section.size)) return {};
+  if (section.type == kShtNobits || !RangeInside(bytes.size(), section.offset, section.size)) return {};
   return bytes.substr(section.offset, section.size);
 }
 

@@ -7,6 +7,7 @@
 #define CUTOVER_PROBE_ELF_H_
 
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -15,6 +16,19 @@
 #include "core/status.h"
 
 namespace cutover::probe {
+
+// A little-endian T at byte `off` of `b` (unaligned). REQUIRES: RangeInside(b.size(), off, sizeof(T)).
+template <typename T>
+T ReadUnaligned(std::string_view b, uint64_t off) {
+  T v;
+  std::memcpy(&v, b.data() + off, sizeof(T));
+  return v;
+}
+
+// True when [off, off + len) lies inside a buffer of `size` bytes (no overflow).
+inline bool RangeInside(uint64_t size, uint64_t off, uint64_t len) {
+  return off <= size && len <= size - off;
+}
 
 struct ElfSection {
   std::string name;

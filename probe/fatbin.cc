@@ -2,20 +2,15 @@
 
 #include <cstring>
 
+#include "probe/elf.h"
+
 namespace cutover::probe {
 namespace {
 
 constexpr size_t kContainerHeaderSize = 16;
 constexpr size_t kMinEntryHeaderSize = 64;
 
-template <typename T>
-T Load(std::string_view b, uint64_t off) {
-  T v;
-  std::memcpy(&v, b.data() + off, sizeof(T));
-  return v;
-}
 
-bool Inside(uint64_t size, uint64_t off, uint64_t len) { return off <= size && len <= size - off; }
 
 Status Corrupt(const std::string& what, uint64_t off) {
   return Status::InvalidArgument("corrupt fatbin: " + what + " at offset " + std::to_string(off));
@@ -41,34 +36,34 @@ Result<std::vector<FatbinEntry>> ParseFatbin(std::string_view b) {
       }
       break;
     }
-    uint32_t magic = Load<uint32_t>(b, pos);
+    uint32_t magic = ReadUnaligned<uint32_t>(b, pos);
     if (magic == 0) {
       pos += 8;
       continue;
     }
     if (magic != kFatbinMagic) return Corrupt("bad magic", pos);
-    uint16_t header_size = Load<uint16_t>(b, pos + 6);
-    uint64_t body_size = Load<uint64_t>(b, pos + 8);
+    uint16_t header_size = ReadUnaligned<uint16_t>(b, pos + 6);
+    uint64_t body_size = ReadUnaligned<uint64_t>(b, pos + 8);
     if (header_size < kContainerHeaderSize) return Corrupt("container header too small", pos);
-    if (!Inside(b.size(), pos, header_size) || !Inside(b.size(), pos + header_size, body_size)) {
+    if (!RangeInside(b.size(), pos, header_size) || !RangeInside(b.size(), pos + header_size, body_size)) {
       return Corrupt("container runs past the end", pos);
     }
     uint64_t e = pos + header_size;
     uint64_t end = e + body_size;
     while (e < end) {
       if (end - e < kMinEntryHeaderSize) return Corrupt("truncated entry header", e);
-      uint16_t kind = Load<uint16_t>(b, e);
-      uint32_t entry_header = Load<uint32_t>(b, e + 4);
-      uint64_t payload = Load<uint64_t>(b, e + 8);
+      uint16_t kind = ReadUnaligned<uint16_t>(b, e);
+      uint32_t entry_header = ReadUnaligned<uint32_t>(b, e + 4);
+      uint64_t payload = ReadUnaligned<uint64_t>(b, e + 8);
       if (kind != 1 && kind != 2) return Corrupt("unknown entry kind " + std::to_string(kind), e);
-      if (entry_header < kMinEntryHeaderSize || !Inside(end, e, entry_header) ||
-          !Inside(end, e + entry_header, payload)) {
+      if (entry_header < kMinEntryHeaderSize || !RangeInside(end, e, entry_header) ||
+          !RangeInside(end, e + entry_header, payload)) {
         return Corrupt("entry runs past its container", e);
       }
       FatbinEntry entry;
       entry.kind = static_cast<FatbinKind>(kind);
-      entry.arch = Load<uint32_t>(b, e + 28);
-      entry.flags = Load<uint64_t>(b, e + 40);
+      entry.arch = ReadUnaligned<uint32_t>(b, e + 28);
+      entry.flags = ReadUnaligned<uint64_t>(b, e + 40);
       entry.payload_size = payload;
       entry.compressed =
           (entry.flags & (kFatbinFlagCompressedLz4 | kFatbinFlagCompressedZstd)) != 0;
@@ -78,8 +73,8 @@ Result<std::vector<FatbinEntry>> ParseFatbin(std::string_view b) {
         entry.variant = ArchVariant::kFamily;
       }
       if (entry.kind == FatbinKind::kPtx) {
-        entry.ptx_minor = Load<uint16_t>(b, e + 24);
-        entry.ptx_major = Load<uint16_t>(b, e + 26);
+        entry.ptx_minor = ReadUnaligned<uint16_t>(b, e + 24);
+        entry.ptx_major = ReadUnaligned<uint16_t>(b, e + 26);
       }
       if (entry.arch == 0 || entry.arch > 10000) {
         return Corrupt("bad architecture " + std::to_string(entry.arch), e);
