@@ -103,6 +103,13 @@ void AddDiff(CLI::App& probe, CommandContext& ctx) {
 }
 
 
+// The fingerprint a check runs on: the saved document at `path` when given, else a collection of
+// `root` ("" = this host, live).
+Result<Fingerprint> SavedOrCollected(const std::string& path, const std::string& root) {
+  if (!path.empty()) return LoadFingerprint(path);
+  return CollectAt(root);
+}
+
 struct CheckFlags {
   std::string policy;
   std::string root;
@@ -130,12 +137,7 @@ void AddCheck(CLI::App& probe, CommandContext& ctx) {
       ->type_name("FILE");
   SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
     CUTOVER_ASSIGN_OR_RETURN(probe::Policy policy, probe::LoadPolicy(flags->policy));
-    Fingerprint fp;
-    if (!flags->fingerprint.empty()) {
-      CUTOVER_ASSIGN_OR_RETURN(fp, LoadFingerprint(flags->fingerprint));
-    } else {
-      CUTOVER_ASSIGN_OR_RETURN(fp, CollectAt(flags->root));
-    }
+    CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, SavedOrCollected(flags->fingerprint, flags->root));
     probe::PolicyReport report = probe::CheckPolicy(policy, fp);
     if (!flags->junit.empty()) {
       CUTOVER_RETURN_IF_ERROR(probe::PolicyJunit(report).WriteFile(flags->junit));
@@ -174,12 +176,7 @@ void AddCheckBinary(CLI::App& probe, CommandContext& ctx) {
       if (!img.ok()) return Status::InvalidArgument(img.status().message());
       images.push_back(std::move(*img));
     }
-    Fingerprint fp;
-    if (!flags->target.empty()) {
-      CUTOVER_ASSIGN_OR_RETURN(fp, LoadFingerprint(flags->target));
-    } else {
-      CUTOVER_ASSIGN_OR_RETURN(fp, CollectAt(flags->root));
-    }
+    CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, SavedOrCollected(flags->target, flags->root));
     probe::CheckBinaryReport report = probe::CheckBinaries(std::move(images), fp);
     CUTOVER_RETURN_IF_ERROR(EmitResult(ctx.global, probe::CheckBinaryToJson(report),
                                        probe::RenderCheckBinaryTable(report)));
