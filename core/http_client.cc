@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <map>
@@ -12,6 +13,7 @@
 
 #include <curl/curl.h>
 #include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -183,7 +185,8 @@ class Transfer {
     curl_easy_setopt(easy, CURLOPT_TCP_KEEPALIVE, 1L);
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYPEER, options_.insecure ? 0L : 1L);
     curl_easy_setopt(easy, CURLOPT_SSL_VERIFYHOST, options_.insecure ? 0L : 2L);
-    if (!options_.ca_file.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, options_.ca_file.c_str());
+    const std::string& ca = options_.ca_file.empty() ? DefaultCaBundle() : options_.ca_file;
+    if (!ca.empty()) curl_easy_setopt(easy, CURLOPT_CAINFO, ca.c_str());
     if (!options_.aws_sigv4.empty()) {
       curl_easy_setopt(easy, CURLOPT_AWS_SIGV4, options_.aws_sigv4.c_str());
       curl_easy_setopt(easy, CURLOPT_USERNAME, options_.username.c_str());
@@ -450,11 +453,42 @@ class Transfer {
 
 std::mt19937_64 MakeRng(const std::optional<uint64_t>& seed) {
   if (seed) return std::mt19937_64(*seed);
-  std::random_device rd;
-  return std::mt19937_64((static_cast<uint64_t>(rd()) << 32) ^ rd());
+  // getrandom(2), not std::random_device: libstdc++'s random_device needs glibc 2.36
+  // (arc4random), which would raise the glibc the packaged binary asks of a host.
+  uint64_t s = 0;
+  if (::getrandom(&s, sizeof(s), 0) != static_cast<ssize_t>(sizeof(s))) {
+    s = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+  }
+  return std::mt19937_64(s);
 }
 
 }  // namespace
+
+std::string PickCaBundle(const char* ssl_cert_file_env, const char* curl_default,
+                         const std::function<bool(const std::string&)>& exists) {
+  if (ssl_cert_file_env != nullptr && *ssl_cert_file_env != '\0') return ssl_cert_file_env;
+  if (curl_default != nullptr && *curl_default != '\0' && exists(curl_default)) return "";
+  static constexpr const char* kWellKnown[] = {
+      "/etc/ssl/certs/ca-certificates.crt",                 // Debian, Ubuntu, Arch, Gentoo
+      "/etc/pki/tls/certs/ca-bundle.crt",                   // RHEL, Fedora, Amazon Linux
+      "/etc/pki/ca-trust/extracted/pem/tls-ca-bundle.pem",  // RHEL 7+
+      "/etc/ssl/ca-bundle.pem",                             // SUSE
+      "/etc/ssl/cert.pem",                                  // Alpine
+  };
+  for (const char* path : kWellKnown) {
+    if (exists(path)) return path;
+  }
+  return "";
+}
+
+const std::string& DefaultCaBundle() {
+  static const std::string bundle = [] {
+    const curl_version_info_data* info = curl_version_info(CURLVERSION_NOW);
+    return PickCaBundle(std::getenv("SSL_CERT_FILE"), info != nullptr ? info->cainfo : nullptr,
+                        [](const std::string& path) { return ::access(path.c_str(), R_OK) == 0; });
+  }();
+  return bundle;
+}
 
 bool IsRetryableHttpStatus(long status) {
   return status == 408 || status == 429 || status == 500 || status == 502 || status == 503 ||

@@ -118,7 +118,8 @@ struct HttpClientOptions {
   std::chrono::milliseconds backoff_cap{20000};
   std::chrono::milliseconds retry_after_cap{60000};  // longest Retry-After honoured
   std::optional<uint64_t> rng_seed;                  // backoff jitter; unset = random
-  // TLS: peers are verified unless `insecure`; `ca_file` replaces the system CA bundle.
+  // TLS: peers are verified unless `insecure`; `ca_file` replaces the system CA bundle (when
+  // empty, DefaultCaBundle() is used).
   std::string ca_file;
   bool insecure = false;
   std::string user_agent;  // empty = "cutover/<version>"
@@ -133,6 +134,16 @@ struct HttpClientOptions {
   // HttpClient::Send runs on several threads). It must not call back into the client.
   std::function<void(const HttpAttempt&)> observer;
 };
+
+// The CA bundle verifying TLS peers when a caller names none. libcurl's compiled-in path is the
+// build machine's (Debian: /etc/ssl/certs/ca-certificates.crt), which the packaged binary may not
+// find on another distribution. In order: $SSL_CERT_FILE when set; libcurl's own default when it
+// exists; else the first existing well-known bundle (Debian, RHEL, SUSE, Alpine layouts); else
+// "" (libcurl's default, which then fails with its own message).
+std::string PickCaBundle(const char* ssl_cert_file_env, const char* curl_default,
+                         const std::function<bool(const std::string&)>& exists);
+// PickCaBundle for this process (environment, libcurl's default, this file system), computed once.
+const std::string& DefaultCaBundle();
 
 // The retry rules, exposed for tests and for callers that schedule their own work.
 bool IsRetryableHttpStatus(long status);

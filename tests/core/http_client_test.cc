@@ -5,6 +5,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -129,6 +130,27 @@ TEST(HttpRetryRulesTest, BackoffIsFullJitterWithinCapAndSeeded) {
   }
   EXPECT_LT(lo, 200);
   EXPECT_GT(hi, 600);
+}
+
+TEST(HttpCaBundleTest, EnvironmentThenCurlDefaultThenWellKnownPaths) {
+  std::set<std::string> present;
+  auto exists = [&](const std::string& p) { return present.count(p) > 0; };
+  const char* debian = "/etc/ssl/certs/ca-certificates.crt";
+  // $SSL_CERT_FILE wins, even over a present default.
+  present = {debian};
+  EXPECT_EQ(PickCaBundle("/custom/ca.pem", debian, exists), "/custom/ca.pem");
+  // libcurl's compiled-in default present: leave it to libcurl ("").
+  EXPECT_EQ(PickCaBundle(nullptr, debian, exists), "");
+  EXPECT_EQ(PickCaBundle("", debian, exists), "");
+  // The packaged binary on RHEL: the Debian path is absent, RHEL's bundle is used.
+  present = {"/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"};
+  EXPECT_EQ(PickCaBundle(nullptr, debian, exists), "/etc/pki/tls/certs/ca-bundle.crt");
+  present = {"/etc/ssl/cert.pem"};
+  EXPECT_EQ(PickCaBundle(nullptr, debian, exists), "/etc/ssl/cert.pem");
+  EXPECT_EQ(PickCaBundle(nullptr, nullptr, exists), "/etc/ssl/cert.pem");
+  // Nothing anywhere: libcurl's default, which then fails with its own message.
+  present = {};
+  EXPECT_EQ(PickCaBundle(nullptr, debian, exists), "");
 }
 
 TEST(HttpRetryRulesTest, RetryableSets) {
