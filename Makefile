@@ -1,13 +1,14 @@
 # Thin wrapper over scripts/install-deps, CMake and CTest. The two commands of the quick start:
 #   make demo   install deps, configure, build, run the main job on this host
 #   make test   install deps, configure (CUDA AUTO), build, run every test with ctest
+# and `make package`: the .deb packages and the tarball, into $(BUILD)/packages/.
 BUILD      ?= build
 CUDA       ?= AUTO
 JOBS       ?= $(shell nproc)
 CMAKE_ARGS ?=
 FUZZ_SECONDS ?= 10
 
-.PHONY: all deps configure build test unit demo bench fuzz sanitize clean
+.PHONY: all deps configure build test unit demo package bench fuzz sanitize clean
 
 all: build
 
@@ -28,6 +29,12 @@ unit: build
 
 demo: build
 	@scripts/demo $(BUILD)
+
+# The .deb packages and the tarball (cmake/Packaging.cmake) into $(BUILD)/packages/.
+package: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target cutover
+	@cd $(BUILD) && cpack >/dev/null
+	@ls -1 $(BUILD)/packages/*.deb $(BUILD)/packages/*.tar.gz
 
 bench: deps
 	@cmake -S . -B build-bench -G Ninja -DCMAKE_BUILD_TYPE=Release -DCUTOVER_BENCH=ON \
