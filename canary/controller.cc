@@ -248,6 +248,7 @@ Result<Controller::Action> Controller::Tick() {
         if (row) {
           Status s = Reconcile(*row, "weights changed under the controller (reload?)");
           if (!s.ok()) Event("traffic-error", s.message());
+          reasserted_ = true;
         }
       }
     }
@@ -291,8 +292,10 @@ Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
 
   double start = clock_->Now();
   auto counters_at_start = traffic_->ReadCounters();
+  reasserted_ = false;
+  int restarts = 0;
   while (true) {
-    const double end = start + interval;
+    double end = start + interval;
     // Wait for the interval's end plus one scrape (or the hold, for an unanalysed step).
     while (true) {
       CUTOVER_ASSIGN_OR_RETURN(Action a, Tick());
@@ -308,6 +311,20 @@ Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
         return RunWeightStep(row);  // a fresh interval after resume
       }
       double now = clock_->Now();
+      if (reasserted_ && analysed) {
+        // Part of this interval ran under the weights a reload left, not the step's: its
+        // figures are not evidence about this step. Start it again, at most inconclusive_limit
+        // times a step, so a load balancer reloaded without end still reaches a decision.
+        reasserted_ = false;
+        if (restarts < spec_.analysis.policy.inconclusive_limit) {
+          ++restarts;
+          Event("interval-restart", "step " + std::to_string(row.step_index) +
+                                        ": weights were re-asserted, the interval starts again");
+          start = now;
+          end = start + interval;
+          counters_at_start = traffic_->ReadCounters();
+        }
+      }
       if (!analysed && now >= hold_end) {
         return StepEnd{StepEnd::kAdvance, "not analysed: one side has no traffic"};
       }

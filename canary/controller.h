@@ -121,6 +121,9 @@ class Controller {
   AnalysisState analysis_;
   int interval_index_ = 0;
   bool traffic_error_logged_ = false;
+  // Set when Tick re-asserted weights the load balancer had lost; the interval under way then
+  // measured another split than intended and starts again (RunWeightStep clears it).
+  bool reasserted_ = false;
 };
 
 }  // namespace cutover::canary

@@ -153,6 +153,23 @@ class CanaryItest : public ::testing::Test {
     return out;
   }
 
+  // Every measurement and event of a rollout, one per line: printed when an expectation fails.
+  std::string Trace(int64_t id) {
+    std::string out = "\n";
+    for (const auto& m : watcher_->Measurements(id).value_or({})) {
+      char buf[160];
+      std::snprintf(buf, sizeof(buf), "  step %d interval %d [%.2f, %.2f] %s: canary=%s base=%s ",
+                    m.step_index, m.interval_index, m.window_start, m.window_end, m.check.c_str(),
+                    m.canary_value ? std::to_string(*m.canary_value).c_str() : "-",
+                    m.baseline_value ? std::to_string(*m.baseline_value).c_str() : "-");
+      out += buf + m.verdict + " " + m.reason + "\n";
+    }
+    for (const auto& e : watcher_->Events(id).value_or({})) {
+      out += "  event " + std::to_string(e.at) + " " + e.kind + ": " + e.message + "\n";
+    }
+    return out;
+  }
+
   void ReportLatency(int64_t id) {
     double worst = 0;
     for (const auto& m : Intervals(id)) worst = std::max(worst, m.canary_value.value_or(0));
@@ -182,17 +199,20 @@ TEST_F(CanaryItest, HealthyCanaryIsPromotedAcrossAHaproxyReload) {
   });
   load.Stop();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_EQ(out->status, "promoted") << out->reason;
+  EXPECT_EQ(out->status, "promoted") << out->reason << Trace(out->rollout_id);
   EXPECT_EQ(Weight("d1"), 100);
   EXPECT_EQ(Weight("s1"), 0);
   auto steps = watcher_->Steps(out->rollout_id).value();
   ASSERT_EQ(steps.size(), 3u);
   for (int i = 0; i < 3; ++i) EXPECT_EQ(steps[i].step_index, i);
-  bool reasserted = false;
+  bool reasserted = false, restarted = false;
   for (const auto& e : watcher_->Events(out->rollout_id).value_or({})) {
     reasserted = reasserted || e.kind == "reassert";
+    restarted = restarted || e.kind == "interval-restart";
   }
   EXPECT_TRUE(reasserted) << "the reload dropped the weights and they were re-asserted";
+  EXPECT_TRUE(restarted) << "the interval measured under the dropped weights started again"
+                         << Trace(out->rollout_id);
   EXPECT_GT(d1_.served(), 0);
   ReportLatency(out->rollout_id);
 }
@@ -203,7 +223,7 @@ TEST_F(CanaryItest, FivePercentErrorsRollBackWithinTwoIntervals) {
   load.Start();
   auto out = RunController(SpecText());
   ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_EQ(out->status, "rolled-back") << out->reason;
+  EXPECT_EQ(out->status, "rolled-back") << out->reason << Trace(out->rollout_id);
   EXPECT_EQ(out->exit_code, 1);
   EXPECT_LE(Intervals(out->rollout_id).size(), 2u);
   EXPECT_EQ(Weight("d1"), 0);
@@ -224,7 +244,7 @@ TEST_F(CanaryItest, FivePercentErrorsRollBackWithinTwoIntervals) {
 TEST_F(CanaryItest, NoTrafficIsInconclusiveNeverPromotesAndRollsBack) {
   auto out = RunController(SpecText());
   ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_EQ(out->status, "rolled-back") << out->reason;
+  EXPECT_EQ(out->status, "rolled-back") << out->reason << Trace(out->rollout_id);
   auto iv = Intervals(out->rollout_id);
   ASSERT_EQ(iv.size(), 3u);
   for (const auto& m : iv) EXPECT_EQ(m.verdict, "inconclusive");
@@ -241,7 +261,7 @@ TEST_F(CanaryItest, PrometheusStoppedHoldsThenRollsBack) {
   });
   load.Stop();
   ASSERT_TRUE(out.ok()) << out.status().ToString();
-  EXPECT_EQ(out->status, "rolled-back") << out->reason;
+  EXPECT_EQ(out->status, "rolled-back") << out->reason << Trace(out->rollout_id);
   auto iv = Intervals(out->rollout_id);
   ASSERT_GE(iv.size(), 2u);
   EXPECT_EQ(iv.back().verdict, "error");

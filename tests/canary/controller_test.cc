@@ -1,5 +1,7 @@
 #include "canary/controller.h"
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "canary/state.h"
@@ -170,6 +172,31 @@ TEST_F(ControllerTest, ReloadedWeightsAreReasserted) {
     }
   }
   EXPECT_TRUE(seen);
+  // The interval under way when the weights were lost starts again after the re-assert: the
+  // first judged interval of step 0 opens after t0 + 1, not at the step's start.
+  int restarts = 0;
+  for (const auto& e : events) restarts += e.kind == "interval-restart";
+  EXPECT_EQ(restarts, 1);
+  auto iv = Intervals(out->rollout_id);
+  ASSERT_FALSE(iv.empty());
+  EXPECT_EQ(iv[0].step_index, 0);
+  EXPECT_GT(iv[0].window_start, t0 + 1);
+}
+
+TEST_F(ControllerTest, ALoadBalancerReloadedWithoutEndStillReachesADecision) {
+  // Every sleep reloads: each interval would restart for ever; after inconclusive_limit (3)
+  // restarts a step's intervals are judged as they are.
+  clock_.on_sleep = [&](double) { traffic_.Reload(); };
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  const std::vector<EventRow> events = store_->Events(out->rollout_id).value();
+  std::map<int, int> restarts_per_step;
+  for (const auto& e : events) {
+    if (e.kind == "interval-restart") ++restarts_per_step[e.message[5] - '0'];
+  }
+  ASSERT_FALSE(restarts_per_step.empty()) << out->status << ": " << out->reason;
+  for (const auto& [step, n] : restarts_per_step) EXPECT_EQ(n, 3) << "step " << step;
+  EXPECT_FALSE(Intervals(out->rollout_id).empty());
 }
 
 TEST_F(ControllerTest, StopKeepsStateAndRestartResumesTheSameStep) {
