@@ -11,6 +11,7 @@
 
 #include "core/progress.h"
 #include "core/units.h"
+#include "datasync/check.h"
 #include "datasync/manifest.h"
 #include "datasync/pull.h"
 #include "datasync/push.h"
@@ -21,6 +22,68 @@
 namespace cutover {
 namespace {
 
+// Flags every command that opens a store takes.
+struct StoreFlags {
+  std::string s3_endpoint;  // or $AWS_ENDPOINT_URL_S3 / $AWS_ENDPOINT_URL
+  std::string s3_region;    // or $AWS_REGION / $AWS_DEFAULT_REGION
+  bool s3_virtual_host = false;
+  std::string cacert;
+  bool insecure = false;
+};
+
+void AddStoreFlags(CLI::App* app, StoreFlags* f) {
+  app->add_option("--s3-endpoint", f->s3_endpoint,
+                  "S3-compatible endpoint URL, e.g. http://127.0.0.1:9000 (default "
+                  "$AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)");
+  app->add_option("--s3-region", f->s3_region,
+                  "S3 signing region (default $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1)");
+  app->add_flag("--s3-virtual-host", f->s3_virtual_host,
+                "With --s3-endpoint: bucket.endpoint/key URLs instead of endpoint/bucket/key");
+  app->add_option("--cacert", f->cacert,
+                  "PEM CA bundle that verifies the store's TLS certificate (default: the "
+                  "system's, or $SSL_CERT_FILE)");
+  app->add_flag("--insecure", f->insecure,
+                "Do not verify the store's TLS certificate (a warning is printed)");
+}
+
+std::string EnvOr(const char* a, const char* b) {
+  for (const char* name : {a, b}) {
+    const char* v = name != nullptr ? std::getenv(name) : nullptr;
+    if (v != nullptr && *v != '\0') return v;
+  }
+  return "";
+}
+
+Result<std::unique_ptr<Store>> OpenStoreWith(const std::string& url, const StoreFlags& f,
+                                             int jobs) {
+  StoreOptions o;
+  o.endpoint =
+      !f.s3_endpoint.empty() ? f.s3_endpoint : EnvOr("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
+  if (!o.endpoint.empty() && !o.endpoint.starts_with("http://") &&
+      !o.endpoint.starts_with("https://")) {
+    return Status::InvalidArgument("--s3-endpoint must be an http:// or https:// URL");
+  }
+  o.region = !f.s3_region.empty() ? f.s3_region : EnvOr("AWS_REGION", "AWS_DEFAULT_REGION");
+  if (f.s3_virtual_host) {
+    if (o.endpoint.empty()) {
+      return Status::InvalidArgument("--s3-virtual-host needs --s3-endpoint");
+    }
+    o.path_style = false;
+  }
+  if (!f.cacert.empty() && ::access(f.cacert.c_str(), R_OK) != 0) {
+    return Status::InvalidArgument("--cacert " + f.cacert + ": cannot read the file");
+  }
+  o.ca_file = f.cacert;
+  o.insecure = f.insecure;
+  if (f.insecure) {
+    std::fprintf(stderr,
+                 "cutover: warning: --insecure: the store's TLS certificate is not "
+                 "verified\n");
+  }
+  o.jobs = jobs;
+  return OpenStore(url, o);
+}
+
 struct PushArgs {
   std::string src;
   std::string store;
@@ -30,6 +93,7 @@ struct PushArgs {
   uint64_t max = ChunkerParams{}.max_size;
   int jobs = 8;
   std::string bandwidth = "10Gbit";  // plan only
+  StoreFlags store_flags;
 };
 
 struct PullArgs {
@@ -37,6 +101,7 @@ struct PullArgs {
   std::string name;
   std::string dest;
   int jobs = 8;
+  StoreFlags store_flags;
 };
 
 int64_t NowNs() {
@@ -73,7 +138,8 @@ void Audit(DatasyncState* state, AuditRecord r, const Status& outcome) {
 
 Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
   CUTOVER_ASSIGN_OR_RETURN(ChunkerParams params, ChunkerParams::Make(a.min, a.avg, a.max));
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(a.store));
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                           OpenStoreWith(a.store, a.store_flags, a.jobs));
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
   CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, TransferProgress(g));
   Progress progress(popts, "push", 0);
@@ -116,7 +182,8 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
 }
 
 Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(a.store));
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                           OpenStoreWith(a.store, a.store_flags, a.jobs));
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
   CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, TransferProgress(g));
   Progress progress(popts, "pull", 0);
@@ -158,10 +225,12 @@ struct VerifyArgs {
   std::string name;
   std::string dest;
   int jobs = 8;
+  StoreFlags store_flags;
 };
 
 Result<int> RunVerify(const GlobalOptions& g, const VerifyArgs& a) {
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(a.store));
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                           OpenStoreWith(a.store, a.store_flags, a.jobs));
   CUTOVER_ASSIGN_OR_RETURN(VerifyResult r, Verify(*store, a.name, a.dest, a.jobs));
   nlohmann::json doc = {{"schema", "cutover.datasync-verify/1"},
                         {"snapshot", a.name},
@@ -182,8 +251,13 @@ Result<int> RunVerify(const GlobalOptions& g, const VerifyArgs& a) {
   return r.failures.empty() ? 0 : 1;
 }
 
-Result<int> RunLs(const GlobalOptions& g, const std::string& url) {
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(url));
+struct LsArgs {
+  std::string store;
+  StoreFlags store_flags;
+};
+
+Result<int> RunLs(const GlobalOptions& g, const LsArgs& a) {
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStoreWith(a.store, a.store_flags, 8));
   std::vector<std::string> keys;
   CUTOVER_RETURN_IF_ERROR(store->List("snapshots/", [&keys](std::string_view key, uint64_t) {
     keys.emplace_back(key);
@@ -215,7 +289,8 @@ Result<int> RunPlan(const GlobalOptions& g, const PushArgs& a) {
   CUTOVER_ASSIGN_OR_RETURN(double bw, ParseBandwidth(a.bandwidth));
   if (!(bw > 0)) return Status::InvalidArgument("--bandwidth must be above 0");
   CUTOVER_ASSIGN_OR_RETURN(ChunkerParams params, ChunkerParams::Make(a.min, a.avg, a.max));
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(a.store));
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                           OpenStoreWith(a.store, a.store_flags, a.jobs));
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
   PushOptions opts;
   opts.name = a.name.empty() ? "plan" : a.name;
@@ -245,6 +320,52 @@ Result<int> RunPlan(const GlobalOptions& g, const PushArgs& a) {
       FormatRate(bw) + "\n";
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
   return 0;
+}
+
+struct CheckArgs {
+  std::string store;
+  std::string sample = "4MiB";
+  StoreFlags store_flags;
+};
+
+Result<int> RunCheck(const GlobalOptions& g, const CheckArgs& a) {
+  CUTOVER_ASSIGN_OR_RETURN(uint64_t sample, ParseBytes(a.sample));
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStoreWith(a.store, a.store_flags, 1));
+  CheckOptions opts;
+  opts.sample_bytes = sample;
+  CUTOVER_ASSIGN_OR_RETURN(CheckResult r, CheckStore(*store, opts));
+  nlohmann::json steps = nlohmann::json::array();
+  std::string table = "STEP\tRESULT\tTIME\tDETAIL\n";
+  for (const CheckStep& st : r.steps) {
+    nlohmann::json j = {
+        {"name", st.name}, {"result", st.result}, {"detail", st.detail}, {"seconds", st.seconds}};
+    std::string detail = st.detail;
+    if (st.bytes_per_s) {
+      j["bytes_per_s"] = *st.bytes_per_s;
+      detail += " (" + FormatRate(*st.bytes_per_s) + ")";
+    }
+    steps.push_back(std::move(j));
+    table += st.name + "\t" + st.result + "\t" +
+             FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(st.seconds * 1000))) +
+             "\t" + detail + "\n";
+  }
+  nlohmann::json doc = {{"schema", "cutover.datasync-check/1"},
+                        {"store", store->Url()},
+                        {"ok", r.ok},
+                        {"probe_key", r.probe_key},
+                        {"probe_left", r.probe_left},
+                        {"snapshots", r.snapshots},
+                        {"config_present", r.config_present},
+                        {"sample_bytes", sample},
+                        {"steps", steps}};
+  if (r.latency_ms) doc["latency_ms"] = *r.latency_ms;
+  table += std::string(r.ok ? "store ok: " : "store FAILED: ") + store->Url() +
+           (r.ok ? " allows list, read, write, ranged read and delete"
+                 : " refuses what push or pull needs (see the failed steps)") +
+           "\n";
+  if (r.probe_left) table += "the probe object " + r.probe_key + " could not be removed\n";
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  return r.ok ? 0 : 1;
 }
 
 Result<int> RunHistory(const GlobalOptions& g, int limit) {
@@ -279,22 +400,30 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   cmd->footer(kExitCodesHelp);
 
   auto push = std::make_shared<PushArgs>();
-  CLI::App* p = cmd->add_subcommand("push", "Upload a directory as a snapshot to a store: file:///path, http(s)://host/path (WebDAV), s3://bucket/prefix");
+  CLI::App* p = cmd->add_subcommand("push",
+                                    "Upload a directory as a snapshot to a store: file:///path, "
+                                    "http(s)://host/path (WebDAV), s3://bucket/prefix");
   p->add_option("SRC_DIR", push->src, "Directory to push")->required();
-  p->add_option("STORE", push->store, "Store URL: file:///path")->required();
+  p->add_option("STORE", push->store,
+                "Store URL: file:///path, http(s)://host/path or s3://bucket/prefix")
+      ->required();
   p->add_option("--name", push->name, "Snapshot name")->required();
   p->add_option("--chunk-min", push->min, "Minimum chunk size in bytes (a new store only)");
   p->add_option("--chunk-avg", push->avg, "Average chunk size in bytes, a power of two");
   p->add_option("--chunk-max", push->max, "Maximum chunk size in bytes");
   p->add_option("--jobs", push->jobs, "Parallel transfers (default 8)")->check(CLI::Range(1, 256));
+  AddStoreFlags(p, &push->store_flags);
   SetCommand(p, ctx, [&ctx, push]() { return RunPush(ctx.global, *push); });
 
   auto pull = std::make_shared<PullArgs>();
   CLI::App* l = cmd->add_subcommand("pull", "Restore a snapshot from a store into a directory");
-  l->add_option("STORE", pull->store, "Store URL: file:///path")->required();
+  l->add_option("STORE", pull->store,
+                "Store URL: file:///path, http(s)://host/path or s3://bucket/prefix")
+      ->required();
   l->add_option("--name", pull->name, "Snapshot name")->required();
   l->add_option("DEST_DIR", pull->dest, "Directory to restore into")->required();
   l->add_option("--jobs", pull->jobs, "Parallel transfers (default 8)")->check(CLI::Range(1, 256));
+  AddStoreFlags(l, &pull->store_flags);
   SetCommand(l, ctx, [&ctx, pull]() { return RunPull(ctx.global, *pull); });
 
   auto ver = std::make_shared<VerifyArgs>();
@@ -303,6 +432,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   v->add_option("--name", ver->name, "Snapshot name")->required();
   v->add_option("DEST_DIR", ver->dest, "Also compare this directory with the snapshot");
   v->add_option("--jobs", ver->jobs, "Parallel reads (default 8)")->check(CLI::Range(1, 256));
+  AddStoreFlags(v, &ver->store_flags);
   SetCommand(v, ctx, [&ctx, ver]() { return RunVerify(ctx.global, *ver); });
 
   auto plan = std::make_shared<PushArgs>();
@@ -315,19 +445,33 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   pl->add_option("--chunk-avg", plan->avg, "Average chunk size in bytes, a power of two");
   pl->add_option("--chunk-max", plan->max, "Maximum chunk size in bytes");
   pl->add_option("--jobs", plan->jobs, "Parallel workers (default 8)")->check(CLI::Range(1, 256));
+  AddStoreFlags(pl, &plan->store_flags);
   SetCommand(pl, ctx, [&ctx, plan]() { return RunPlan(ctx.global, *plan); });
 
-  auto ls_store = std::make_shared<std::string>();
+  auto ls_args = std::make_shared<LsArgs>();
   CLI::App* ls = cmd->add_subcommand("ls", "List a store's snapshots");
-  ls->add_option("STORE", *ls_store, "Store URL")->required();
-  SetCommand(ls, ctx, [&ctx, ls_store]() { return RunLs(ctx.global, *ls_store); });
+  ls->add_option("STORE", ls_args->store, "Store URL")->required();
+  AddStoreFlags(ls, &ls_args->store_flags);
+  SetCommand(ls, ctx, [&ctx, ls_args]() { return RunLs(ctx.global, *ls_args); });
+
+  auto check = std::make_shared<CheckArgs>();
+  CLI::App* ck = cmd->add_subcommand(
+      "check",
+      "Prove a store allows what push and pull need (list, write, read, ranged read, delete of "
+      "a probe object under check/), with round-trip latency and a throughput sample; exit 1 "
+      "when a step fails");
+  ck->add_option("STORE", check->store, "Store URL")->required();
+  ck->add_option("--sample", check->sample,
+                 "Probe object size for the throughput sample "
+                 "(default 4MiB)");
+  AddStoreFlags(ck, &check->store_flags);
+  SetCommand(ck, ctx, [&ctx, check]() { return RunCheck(ctx.global, *check); });
 
   auto limit = std::make_shared<int>(100);
   CLI::App* h = cmd->add_subcommand("history", "List past pushes and pulls (audit table)");
   h->add_option("--limit", *limit, "Newest N transfers (default 100)");
   SetCommand(h, ctx, [&ctx, limit]() { return RunHistory(ctx.global, *limit); });
   AddNotBuilt(*cmd, ctx, "gc", "Remove unreferenced chunks");
-  AddNotBuilt(*cmd, ctx, "check", "Check a store's permissions and speed");
   AddNotBuilt(*cmd, ctx, "merge", "Publish shard parts as one snapshot");
 }
 

@@ -52,7 +52,12 @@ Result<std::unique_ptr<FileStore>> FileStore::Open(std::string_view url) {
   }
   std::string root(url.substr(kScheme.size()));
   while (root.size() > 1 && root.back() == '/') root.pop_back();
-  CUTOVER_RETURN_IF_ERROR(MakeDirs(root));
+  // Nothing is created here: the first Put makes the directories it needs, so `plan`, `ls`
+  // and `verify` against a store that does not exist yet leave no trace.
+  struct stat st;
+  if (::stat(root.c_str(), &st) == 0 && !S_ISDIR(st.st_mode)) {
+    return Status::InvalidArgument("file store " + root + " is not a directory");
+  }
   return std::unique_ptr<FileStore>(new FileStore(root));
 }
 

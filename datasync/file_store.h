@@ -21,8 +21,9 @@ namespace cutover {
 
 class FileStore : public Store {
  public:
-  // `url` is file:///abs/path. The directory is created when missing. InvalidArgument for a
-  // relative or malformed URL, IoError when the directory cannot be created.
+  // `url` is file:///abs/path. Creates nothing: a missing directory is an empty store, made by
+  // the first Put. InvalidArgument for a relative or malformed URL, or a path that is not a
+  // directory.
   static Result<std::unique_ptr<FileStore>> Open(std::string_view url);
 
   std::string Url() const override { return "file://" + root_; }
