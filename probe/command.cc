@@ -5,6 +5,7 @@
 #include <climits>
 #include <cstdlib>
 #include <memory>
+#include <thread>
 
 #include "core/file_system.h"
 #include "core/file_util.h"
@@ -12,6 +13,7 @@
 #include "probe/check_binary.h"
 #include "probe/collect.h"
 #include "probe/diff.h"
+#include "probe/fleet.h"
 #include "probe/policy.h"
 
 namespace cutover {
@@ -184,6 +186,42 @@ void AddCheckBinary(CLI::App& probe, CommandContext& ctx) {
   });
 }
 
+struct FleetFlags {
+  std::vector<std::string> paths;
+  int threads = 0;
+  size_t max_hosts = 10;
+};
+
+void AddFleet(CLI::App& probe, CommandContext& ctx) {
+  auto flags = std::make_shared<FleetFlags>();
+  CLI::App* sub = probe.add_subcommand(
+      "fleet",
+      "Group many hosts' fingerprints by stack (driver, CUDA, cuDNN, NCCL and its plugins, GPU "
+      "model, firmware) and name the outliers; exit 1 when the fleet is not consistent");
+  sub->add_option("PATH", flags->paths,
+                  "Fingerprint files (probe collect --out), or one directory searched for *.json")
+      ->required();
+  sub->add_option("--threads", flags->threads, "Parse on N threads (default: every core)")
+      ->check(CLI::Range(1, 256));
+  sub->add_option("--max-hosts", flags->max_hosts, "Hosts named per stack in the table "
+                                                    "(default 10; --json names all)");
+  SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
+    CUTOVER_ASSIGN_OR_RETURN(std::vector<std::string> files, probe::FleetFiles(flags->paths));
+    int threads = flags->threads > 0
+                      ? flags->threads
+                      : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    probe::FleetReport report = probe::AnalyzeFleet(files, threads);
+    CUTOVER_RETURN_IF_ERROR(EmitResult(ctx.global, probe::FleetToJson(report),
+                                       probe::RenderFleetTable(report, flags->max_hosts)));
+    if (!report.unreadable.empty()) {
+      return Status::InvalidArgument(std::to_string(report.unreadable.size()) + " of " +
+                                     std::to_string(files.size()) +
+                                     " files are not readable fingerprints (listed above)");
+    }
+    return report.consistent() ? 0 : 1;
+  });
+}
+
 }  // namespace
 
 void AddProbeCommand(CLI::App& root, CommandContext& ctx) {
@@ -193,7 +231,7 @@ void AddProbeCommand(CLI::App& root, CommandContext& ctx) {
   cmd->footer(kExitCodesHelp);
   AddCollect(*cmd, ctx);
   AddDiff(*cmd, ctx);
-  AddNotBuilt(*cmd, ctx, "fleet", "Check a fleet of fingerprints for consistency");
+  AddFleet(*cmd, ctx);
   AddNotBuilt(*cmd, ctx, "health", "Judge each GPU's health");
   AddCheckBinary(*cmd, ctx);
   AddCheck(*cmd, ctx);
