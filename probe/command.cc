@@ -1,9 +1,13 @@
 #include "probe/command.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <climits>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <thread>
 
@@ -14,6 +18,7 @@
 #include "probe/collect.h"
 #include "probe/diff.h"
 #include "probe/fleet.h"
+#include "probe/health.h"
 #include "probe/policy.h"
 
 namespace cutover {
@@ -27,8 +32,7 @@ Result<Fingerprint> CollectAt(std::string root) {
   if (!live) {
     char buf[PATH_MAX];
     struct stat st;
-    if (::realpath(root.c_str(), buf) == nullptr || ::stat(buf, &st) != 0 ||
-        !S_ISDIR(st.st_mode)) {
+    if (::realpath(root.c_str(), buf) == nullptr || ::stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
       return Status::InvalidArgument("--root " + root + ": not a directory");
     }
     root = buf;
@@ -104,7 +108,6 @@ void AddDiff(CLI::App& probe, CommandContext& ctx) {
   });
 }
 
-
 // The fingerprint a check runs on: the saved document at `path` when given, else a collection of
 // `root` ("" = this host, live).
 Result<Fingerprint> SavedOrCollected(const std::string& path, const std::string& root) {
@@ -135,8 +138,7 @@ void AddCheck(CLI::App& probe, CommandContext& ctx) {
   sub->add_option("FINGERPRINT", flags->fingerprint,
                   "Check a saved fingerprint (probe collect --out) instead of collecting one")
       ->excludes(root);
-  sub->add_option("--junit", flags->junit, "Also write the checks as JUnit XML")
-      ->type_name("FILE");
+  sub->add_option("--junit", flags->junit, "Also write the checks as JUnit XML")->type_name("FILE");
   SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
     CUTOVER_ASSIGN_OR_RETURN(probe::Policy policy, probe::LoadPolicy(flags->policy));
     CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, SavedOrCollected(flags->fingerprint, flags->root));
@@ -162,8 +164,7 @@ void AddCheckBinary(CLI::App& probe, CommandContext& ctx) {
       "check-binary",
       "Read the GPU code (SASS and PTX) embedded in executables, libraries and objects, and say "
       "whether each GPU of the target runs it; exit 1 when one does not");
-  sub->add_option("FILE", flags->files, "ELF executables, shared libraries or objects")
-      ->required();
+  sub->add_option("FILE", flags->files, "ELF executables, shared libraries or objects")->required();
   auto* target = sub->add_option("--target", flags->target,
                                  "The target's fingerprint (probe collect --out); default: this "
                                  "host, live")
@@ -203,8 +204,9 @@ void AddFleet(CLI::App& probe, CommandContext& ctx) {
       ->required();
   sub->add_option("--threads", flags->threads, "Parse on N threads (default: every core)")
       ->check(CLI::Range(1, 256));
-  sub->add_option("--max-hosts", flags->max_hosts, "Hosts named per stack in the table "
-                                                    "(default 10; --json names all)");
+  sub->add_option("--max-hosts", flags->max_hosts,
+                  "Hosts named per stack in the table "
+                  "(default 10; --json names all)");
   SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
     CUTOVER_ASSIGN_OR_RETURN(std::vector<std::string> files, probe::FleetFiles(flags->paths));
     int threads = flags->threads > 0
@@ -222,6 +224,89 @@ void AddFleet(CLI::App& probe, CommandContext& ctx) {
   });
 }
 
+// The kernel log of this host: /dev/kmsg (every record still in the ring buffer), else
+// /var/log/kern.log. Sets *source to where it came from, or to why nothing was read.
+std::string ReadLiveKernelLog(std::string* source) {
+  int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0) {
+    std::string log;
+    char buf[8192];
+    while (true) {
+      ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n > 0) {
+        log.append(buf, static_cast<size_t>(n));
+        if (log.back() != '\n') log += '\n';
+        continue;
+      }
+      if (n < 0 && errno == EPIPE) continue;  // a record was overwritten while reading
+      break;                                  // EAGAIN: no more records
+    }
+    ::close(fd);
+    *source = "/dev/kmsg";
+    return log;
+  }
+  std::string why = std::string("/dev/kmsg: ") + std::strerror(errno);
+  Result<std::string> kern = ReadFile("/var/log/kern.log");
+  if (kern.ok()) {
+    *source = "/var/log/kern.log";
+    return *kern;
+  }
+  *source = "not read (" + why + "; /var/log/kern.log: " + kern.status().message() +
+            "): Xid events not checked; run as root or pass --kernel-log";
+  return "";
+}
+
+struct HealthFlags {
+  std::string fingerprint;
+  std::string root;
+  std::string kernel_log;
+};
+
+void AddHealth(CLI::App& probe, CommandContext& ctx) {
+  auto flags = std::make_shared<HealthFlags>();
+  CLI::App* sub = probe.add_subcommand(
+      "health",
+      "Judge each GPU healthy, degraded or failed from ECC, row remapping, throttling, PCIe "
+      "link, persistence mode and Xid events in the kernel log; exit 1 when one is not healthy");
+  auto* saved = sub->add_option("FINGERPRINT", flags->fingerprint,
+                                "A saved fingerprint (probe collect --out); default: this "
+                                "host, live");
+  sub->add_option("--root", flags->root, "Fingerprint this directory instead")
+      ->type_name("DIR")
+      ->excludes(saved);
+  sub->add_option("--kernel-log", flags->kernel_log,
+                  "Kernel log to scan for Xids (dmesg or journalctl -k output); default: this "
+                  "host's /dev/kmsg when judging it live, <root>/var/log/kern.log with --root")
+      ->type_name("FILE");
+  SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
+    CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, SavedOrCollected(flags->fingerprint, flags->root));
+    std::string log, source;
+    if (!flags->kernel_log.empty()) {
+      Result<std::string> text = ReadFile(flags->kernel_log);
+      if (!text.ok()) return Status::InvalidArgument("--kernel-log: " + text.status().message());
+      log = std::move(*text);
+      source = flags->kernel_log;
+    } else if (!flags->root.empty() && flags->root != "/") {
+      Result<std::string> text = ReadFile(flags->root + "/var/log/kern.log");
+      source = text.ok() ? flags->root + "/var/log/kern.log"
+                         : "not read (no var/log/kern.log under --root): Xid events not checked";
+      if (text.ok()) log = std::move(*text);
+    } else if (!flags->fingerprint.empty()) {
+      source = "not read (a saved fingerprint; pass --kernel-log): Xid events not checked";
+    } else {
+      log = ReadLiveKernelLog(&source);
+    }
+    if (fp.gpus.empty()) {
+      return Status::Environment("no GPUs to judge (driver " + fp.driver.status +
+                                 (fp.driver.error ? ": " + *fp.driver.error : std::string()) + ")");
+    }
+    probe::HealthReport report = probe::JudgeHealth(fp, probe::ParseXidEvents(log), source);
+    CUTOVER_RETURN_IF_ERROR(
+        EmitResult(ctx.global, probe::HealthToJson(report), probe::RenderHealthTable(report)));
+    return report.AllHealthy() ? 0 : 1;
+  });
+}
+
 }  // namespace
 
 void AddProbeCommand(CLI::App& root, CommandContext& ctx) {
@@ -232,7 +317,7 @@ void AddProbeCommand(CLI::App& root, CommandContext& ctx) {
   AddCollect(*cmd, ctx);
   AddDiff(*cmd, ctx);
   AddFleet(*cmd, ctx);
-  AddNotBuilt(*cmd, ctx, "health", "Judge each GPU's health");
+  AddHealth(*cmd, ctx);
   AddCheckBinary(*cmd, ctx);
   AddCheck(*cmd, ctx);
 }

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <spawn.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "compat/backend_loader.h"
 #include "tests/harness/test_env.h"
@@ -290,6 +292,43 @@ TEST(CutoverBinary, CompatRunCpuNeedsARecord) {
   ProcResult r = RunCutover({"compat", "run", "--backend", "cpu"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "cutover: compat run: --record OUT is required\n");
+}
+
+TEST(CutoverBinary, ProbeFleetAndHealthExitCodes) {
+  testing::TempDir dir;
+  const std::string fixtures = testing::SourceDir() + "/tests/fixtures/hosts/";
+  ASSERT_EQ(::mkdir(dir.Join("fleet").c_str(), 0755), 0);
+  ProcResult a = RunCutover({"probe", "collect", "--root", fixtures + "h100-cuda12.4", "--out",
+                             dir.Join("fleet/a.json")});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ProcResult b = RunCutover({"probe", "collect", "--root", fixtures + "a100-cuda11.8", "--out",
+                             dir.Join("fleet/b.json")});
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  // Two different stacks: exit 1, the table names the minority's differences.
+  ProcResult f = RunCutover({"probe", "fleet", dir.Join("fleet")});
+  EXPECT_EQ(f.exit_code, 1) << f.err;
+  EXPECT_THAT(f.out, HasSubstr("fleet: 2 hosts, 2 stacks: NOT consistent"));
+  // One host alone is consistent; a missing path is bad input.
+  EXPECT_EQ(RunCutover({"probe", "fleet", dir.Join("fleet/a.json")}).exit_code, 0);
+  ProcResult m = RunCutover({"probe", "fleet", dir.Join("nope")});
+  EXPECT_EQ(m.exit_code, 2);
+  EXPECT_THAT(m.err, HasSubstr("no such file or directory"));
+
+  // health: healthy without Xids; an Xid 79 in the given kernel log fails GPU 0 (exit 1).
+  ProcResult h = RunCutover({"probe", "health", dir.Join("fleet/a.json")});
+  EXPECT_EQ(h.exit_code, 0) << h.out << h.err;
+  EXPECT_THAT(h.out, HasSubstr("Xid events not checked"));
+  {
+    std::ofstream log(dir.Join("kern.log"));
+    log << "[ 99.1] NVRM: Xid (PCI:0000:18:00): 79, pid=1, GPU has fallen off the bus.\n";
+  }
+  ProcResult x = RunCutover({"probe", "health", dir.Join("fleet/a.json"), "--kernel-log",
+                             dir.Join("kern.log"), "--json"});
+  EXPECT_EQ(x.exit_code, 1) << x.err;
+  auto doc = nlohmann::json::parse(x.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << x.out;
+  EXPECT_EQ(doc["gpus"][0]["verdict"], "failed");
+  EXPECT_EQ(doc["healthy"], false);
 }
 
 TEST(CutoverBinary, CompatRunRejectsUnknownBackend) {
