@@ -44,8 +44,6 @@ Result<CheckResult> CheckStore(Store& store, const CheckOptions& options) {
   CheckResult out;
   out.probe_key = "check/probe-" + Hex(seed);
   const std::string sample = Sample(options.sample_bytes, seed);
-  bool stored = false;  // the probe object may exist
-  bool can_read = false;
 
   auto run = [&](const std::string& name, bool runnable, auto&& body) {
     CheckStep step;
@@ -88,7 +86,6 @@ Result<CheckResult> CheckStore(Store& store, const CheckOptions& options) {
   bool put_ok = run("put", true, [&](CheckStep& step) {
     auto t0 = Clock::now();
     Status s = store.Put(out.probe_key, sample);
-    stored = true;  // a failed Put may still have left the object
     if (!s.ok()) return s;
     double dt = std::max(1e-9, SecondsSince(t0));
     step.bytes_per_s = static_cast<double>(sample.size()) / dt;
@@ -115,7 +112,7 @@ Result<CheckResult> CheckStore(Store& store, const CheckOptions& options) {
     step.detail = buf;
     return Status::Ok();
   });
-  can_read = run("get", put_ok, [&](CheckStep& step) {
+  bool can_read = run("get", put_ok, [&](CheckStep& step) {
     auto t0 = Clock::now();
     Result<std::string> got = store.Get(out.probe_key);
     if (!got.ok()) return got.status();
@@ -152,7 +149,8 @@ Result<CheckResult> CheckStore(Store& store, const CheckOptions& options) {
     step.detail = "the probe is listed";
     return Status::Ok();
   });
-  bool deleted = run("delete", stored, [&](CheckStep& step) {
+  // Always attempted: even a failed Put may have left the object behind.
+  bool deleted = run("delete", true, [&](CheckStep& step) {
     CUTOVER_RETURN_IF_ERROR(store.Delete(out.probe_key));
     Result<uint64_t> after = store.Head(out.probe_key);
     if (after.ok()) return Status::FailedPrecondition("the probe is still there after delete");
@@ -160,7 +158,7 @@ Result<CheckResult> CheckStore(Store& store, const CheckOptions& options) {
     step.detail = "removed " + out.probe_key;
     return Status::Ok();
   });
-  out.probe_left = stored && !deleted;
+  out.probe_left = !deleted;
   out.ok = std::all_of(out.steps.begin(), out.steps.end(),
                        [](const CheckStep& s) { return s.result == "ok"; });
   return out;

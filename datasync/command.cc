@@ -40,8 +40,8 @@ void AddStoreFlags(CLI::App* app, StoreFlags* f) {
   app->add_flag("--s3-virtual-host", f->s3_virtual_host,
                 "With --s3-endpoint: bucket.endpoint/key URLs instead of endpoint/bucket/key");
   app->add_option("--cacert", f->cacert,
-                  "PEM CA bundle that verifies the store's TLS certificate (default: the "
-                  "system's, or $SSL_CERT_FILE)");
+                  "PEM CA bundle that verifies the store's TLS certificate (default "
+                  "$SSL_CERT_FILE, else the system's)");
   app->add_flag("--insecure", f->insecure,
                 "Do not verify the store's TLS certificate (a warning is printed)");
 }

@@ -56,7 +56,7 @@ class StackSax : public nlohmann::json_sax<nlohmann::json> {
   bool string(string_t& v) override { return Value(v); }
   bool binary(binary_t&) override { return true; }
   bool start_object(std::size_t) override {
-    if (!Push(false)) return false;
+    if (!Push()) return false;
     if (path_ == "/libraries/[]") lib_ = Lib{};
     if (path_ == "/gpus/[]") gpu_name_ = kNone;
     return true;
@@ -74,7 +74,7 @@ class StackSax : public nlohmann::json_sax<nlohmann::json> {
     return true;
   }
   bool start_array(std::size_t) override {
-    if (!Push(true)) return false;
+    if (!Push()) return false;
     path_ += "/[]";
     return true;
   }
@@ -91,7 +91,7 @@ class StackSax : public nlohmann::json_sax<nlohmann::json> {
     size_t base;  // path_ length of the container itself
   };
 
-  bool Push(bool) {
+  bool Push() {
     if (frames_.size() >= static_cast<size_t>(kMaxJsonDepth)) {
       too_deep = true;
       return false;
