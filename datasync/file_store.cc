@@ -86,7 +86,9 @@ Status FileStore::Put(std::string_view key, std::string_view bytes) {
     return s;
   }
   CUTOVER_FAILPOINT("file_store.put.after_rename");
-  return FsyncDir(dir);
+  CUTOVER_RETURN_IF_ERROR(FsyncDir(dir));
+  CUTOVER_FAILPOINT("store.put.after");
+  return Status::Ok();
 }
 
 Result<std::string> FileStore::Get(std::string_view key) {

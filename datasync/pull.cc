@@ -32,6 +32,14 @@ struct timespec Ts(int64_t ns) {
   return t;
 }
 
+// ".<name>.cutover-tmp" beside `full`. The same name in every run, so a pull that was killed
+// leaves at most one temporary per file, and the next pull of the same snapshot truncates and
+// renames it: a resumed pull leaves no litter.
+std::string TempNameFor(const std::string& full) {
+  size_t slash = full.rfind('/');
+  return full.substr(0, slash + 1) + "." + full.substr(slash + 1) + ".cutover-tmp";
+}
+
 class Puller {
  public:
   Puller(Store& store, std::string dest) : store_(store), dest_(std::move(dest)) {}
@@ -93,9 +101,7 @@ class Puller {
 
   Status File(const Entry& e) {
     std::string full = dest_ + "/" + e.path;
-    std::string dir = full.substr(0, full.rfind('/'));
-    std::string tmp = dir + "/." + full.substr(full.rfind('/') + 1) + ".cutover-tmp." +
-                      std::to_string(::getpid());
+    std::string tmp = TempNameFor(full);
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) return Status::IoError(Errno("cannot create", tmp));
     Status s;
@@ -120,6 +126,7 @@ class Puller {
     }
     if (s.ok() && ::fchmod(fd, e.mode) != 0) s = Status::IoError(Errno("cannot chmod", tmp));
     if (s.ok() && ::fsync(fd) != 0) s = Status::IoError(Errno("cannot fsync", tmp));
+    CUTOVER_FAILPOINT("pull.file.after_fsync");
     struct timespec times[2] = {Ts(e.mtime_ns), Ts(e.mtime_ns)};
     if (s.ok() && ::futimens(fd, times) != 0) s = Status::IoError(Errno("cannot set mtime", tmp));
     ::close(fd);
@@ -135,9 +142,7 @@ class Puller {
 
   Status Symlink(const Entry& e) {
     std::string full = dest_ + "/" + e.path;
-    std::string dir = full.substr(0, full.rfind('/'));
-    std::string tmp = dir + "/." + full.substr(full.rfind('/') + 1) + ".cutover-tmp." +
-                      std::to_string(::getpid());
+    std::string tmp = TempNameFor(full);
     ::unlink(tmp.c_str());
     if (::symlink(e.target.c_str(), tmp.c_str()) != 0)
       return Status::IoError(Errno("cannot create symlink", tmp));

@@ -7,7 +7,7 @@
 //     a non-directory, so nothing is ever written outside DEST;
 //   - every chunk's SHA-256 is checked before its bytes are written; a corrupt chunk fails the
 //     pull with Corruption naming the file and the chunk;
-//   - each file is written under a temporary name (".<name>.cutover-tmp.<pid>") in its final
+//   - each file is written under a temporary name (".<name>.cutover-tmp") in its final
 //     directory, fsynced, given its mode and mtime, then renamed into place: no partial file ever
 //     appears under its final name; symlinks likewise;
 //   - directory modes and mtimes are set last, deepest first.

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/failpoint.h"
 #include "core/sha256.h"
 #include "datasync/aws_credentials.h"
 
@@ -58,8 +59,9 @@ class S3Store : public Store {
     };
     req.upload = std::move(src);
     CUTOVER_ASSIGN_OR_RETURN(HttpResponse r, client_.Send(req));
-    if (r.status == 200) return Status::Ok();
-    return ErrorFor(req.method, url, r);
+    if (r.status != 200) return ErrorFor(req.method, url, r);
+    CUTOVER_FAILPOINT("store.put.after");
+    return Status::Ok();
   }
 
   Result<std::string> Get(std::string_view key) override {

@@ -38,6 +38,8 @@ class Store {
 
   // Stores `bytes` under `key`, replacing any object there. Atomic: a reader sees the old object
   // or the complete new one, never a part; once it returns OK the object is durable.
+  // Every implementation hits the failpoint "store.put.after" once the object is stored (the
+  // crash tests kill there, after the N-th write, whatever the store).
   virtual Status Put(std::string_view key, std::string_view bytes) = 0;
 
   // The object's bytes. NotFound when there is none.

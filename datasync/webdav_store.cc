@@ -6,6 +6,7 @@
 #include <cstring>
 #include <utility>
 
+#include "core/failpoint.h"
 #include "core/log.h"
 
 namespace cutover {
@@ -364,8 +365,9 @@ class WebDavStore : public Store {
       CUTOVER_RETURN_IF_ERROR(MakeParents(key));
       CUTOVER_ASSIGN_OR_RETURN(r, SendPut(url, bytes));
     }
-    if (r.status >= 200 && r.status < 300) return Status::Ok();
-    return ErrorFor("PUT", url, r);
+    if (r.status < 200 || r.status >= 300) return ErrorFor("PUT", url, r);
+    CUTOVER_FAILPOINT("store.put.after");
+    return Status::Ok();
   }
 
   Result<std::string> Get(std::string_view key) override {
