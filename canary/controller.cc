@@ -479,6 +479,7 @@ Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
 Result<RolloutOutcome> Controller::Rollback(const std::string& reason) {
   CUTOVER_RETURN_IF_ERROR(SetStatus("rolling-back", reason));
   Event("rollback", "rolling back: " + reason);
+  CUTOVER_FAILPOINT("canary.after_rollback_intent");
   RolloutOutcome out;
   out.rollout_id = id_;
   out.exit_code = 1;
@@ -529,8 +530,6 @@ Result<RolloutOutcome> Controller::Rollback(const std::string& reason) {
     }
   }
   if (spec_.hooks.on_rollback) Event("hook", "on_rollback hooks are not run by this build");
-  if (step_ >= 0)
-    CUTOVER_RETURN_IF_ERROR(store_->FinishStep(id_, step_, "rolled-back", clock_->Now()));
   if (problem.empty()) {
     out.status = "rolled-back";
   } else {
@@ -539,7 +538,8 @@ Result<RolloutOutcome> Controller::Rollback(const std::string& reason) {
     Event("rollback-unconfirmed", problem);
     CUTOVER_LOG(kError) << "canary " << spec_.name << ": ROLLBACK UNCONFIRMED: " << problem;
   }
-  CUTOVER_RETURN_IF_ERROR(SetStatus(out.status, out.reason));
+  CUTOVER_RETURN_IF_ERROR(
+      store_->EndRollout(id_, step_, "rolled-back", out.status, out.reason, clock_->Now()));
   return out;
 }
 
@@ -563,6 +563,7 @@ Result<RolloutOutcome> Controller::Run() {
     Result<std::string> gen = traffic_->Generation();
     Event("start", "rollout started (" + std::to_string(spec_.steps.size()) + " steps, " +
                        (gen.ok() ? *gen : std::string("generation unknown")) + ")");
+    CUTOVER_FAILPOINT("canary.after_start");
   }
   if (step_ < 0 || step_ >= static_cast<int>(spec_.steps.size())) {
     if (step_ >= static_cast<int>(spec_.steps.size())) {
@@ -601,8 +602,8 @@ Result<RolloutOutcome> Controller::Run() {
       case StepEnd::kAdvance:
       case StepEnd::kPromoteFull: {
         if (step_ == last) {
-          CUTOVER_RETURN_IF_ERROR(store_->FinishStep(id_, step_, "promoted", clock_->Now()));
-          CUTOVER_RETURN_IF_ERROR(SetStatus("promoted", end.reason));
+          CUTOVER_RETURN_IF_ERROR(
+              store_->EndRollout(id_, step_, "promoted", "promoted", end.reason, clock_->Now()));
           Event("promoted", "every step done: canary " + std::to_string(row->canary_percent) + "%");
           return RolloutOutcome{id_, "promoted", end.reason, 0};
         }

@@ -21,9 +21,12 @@
 // when they differ: no flapping). No step is skipped or recorded twice. A stop request (SIGTERM)
 // ends Run() with Aborted and leaves the state active for the next start.
 //
-// Failpoints: canary.after_intent (step intent written, LB untouched), canary.after_apply
-// (weights set, not marked applied), canary.after_transition (step applied and recorded),
-// canary.after_interval (an interval recorded).
+// Failpoints, one after each state transition: canary.after_start (rollout row created, no step
+// yet), canary.after_intent (step intent written, LB untouched), canary.after_apply (weights set,
+// not marked applied), canary.after_transition (step applied and recorded),
+// canary.after_interval (an interval recorded), canary.after_rollback_intent (status
+// rolling-back written, weights untouched). The end of a rollout (its last step finished and
+// its final status) is one transaction.
 //
 // Thread-safety: a Controller runs on one thread; `stop` may be set from a signal handler.
 #ifndef CUTOVER_CANARY_CONTROLLER_H_

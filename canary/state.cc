@@ -200,6 +200,14 @@ Status RolloutStore::FinishStep(int64_t id, int step, const std::string& outcome
   return s.Run();
 }
 
+Status RolloutStore::EndRollout(int64_t id, int step, const std::string& step_outcome,
+                               const std::string& status, const std::string& reason, double now) {
+  CUTOVER_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_));
+  if (step >= 0) CUTOVER_RETURN_IF_ERROR(FinishStep(id, step, step_outcome, now));
+  CUTOVER_RETURN_IF_ERROR(SetStatus(id, status, reason, now));
+  return tx.Commit();
+}
+
 Status RolloutStore::EnterStep(int64_t id, int prev, const std::string& prev_outcome,
                                const StepRow& next) {
   CUTOVER_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_));

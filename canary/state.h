@@ -104,6 +104,11 @@ class RolloutStore {
   // records the intent of `next` and makes it the rollout's current step. FailedPrecondition
   // "step N of rollout R is already recorded" when `next` exists (never recorded twice).
   Status EnterStep(int64_t id, int prev, const std::string& prev_outcome, const StepRow& next);
+  // In one transaction: ends step `step` (when >= 0 and not yet ended) with `step_outcome` and
+  // sets the rollout's final `status`, so a crash never leaves a finished step in a rollout
+  // that still reads as active.
+  Status EndRollout(int64_t id, int step, const std::string& step_outcome,
+                    const std::string& status, const std::string& reason, double now);
   // Ends step `step` with `outcome` (when not yet ended).
   Status FinishStep(int64_t id, int step, const std::string& outcome, double now);
   Status MarkStepApplied(int64_t id, int step, const Weights& readback, double now);

@@ -331,5 +331,98 @@ TEST_F(CanaryItest, KilledMidStepThenRestartedFinishesWithEveryStepOnce) {
   EXPECT_EQ(Weight("s1"), 0);
 }
 
+// Kills `canary start` (SIGKILL, through a failpoint) after each state transition of a two-step
+// rollout in turn, checks the state and the load balancer right after the kill, then restarts
+// it and checks that the rollout finishes with every step recorded exactly once and the load
+// balancer's weights equal to the recorded state. A rolling back controller is killed as well.
+TEST_F(CanaryItest, KilledAfterEveryStateTransitionResumesWithEveryStepOnce) {
+  const std::string bin = cutover::testing::BinaryDir() + "/apps/cutover/cutover";
+  if (::access(bin.c_str(), X_OK) != 0) CUTOVER_SKIP_OR_FAIL("cutover binary not built: " + bin);
+  const std::string spec = dir_.Join("kill-spec.yaml");
+  ASSERT_TRUE(WriteFileAtomic(spec, SpecText("[{weight: 50}, {weight: 100}]")).ok());
+  LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy_->port()) + "/", 2, 50);
+  load.Start();
+  // A healthy two-step rollout passes each point this often: one start, and per step one
+  // intent, one apply and one recorded transition; one interval (passing at once) in step 0,
+  // none at 100 %, where the baseline has no traffic to compare with.
+  const std::vector<std::pair<std::string, int>> points = {{"canary.after_start", 1},
+                                                           {"canary.after_intent", 2},
+                                                           {"canary.after_apply", 2},
+                                                           {"canary.after_transition", 2},
+                                                           {"canary.after_interval", 1}};
+  int tried = 0, run = 0;
+  auto lb = [&]() { return Weights{{"d1", Weight("d1")}, {"s1", Weight("s1")}}; };
+  auto kill_and_resume = [&](const std::string& point, int n, const std::string& final_status) {
+    const std::string context = point + " #" + std::to_string(n);
+    const std::string db = dir_.Join("kill-" + std::to_string(++run) + ".db");
+    ASSERT_TRUE(haproxy_->AdminCommand("set weight infer/s1 1").ok());
+    ASSERT_TRUE(haproxy_->AdminCommand("set weight infer/d1 0").ok());
+    const Weights initial = lb();
+    ::setenv("CUTOVER_FAILPOINTS", (point + ":after=" + std::to_string(n) + ":kill").c_str(), 1);
+    cutover::testing::ChildProcess first;
+    ASSERT_TRUE(first.Spawn({bin, "canary", "start", spec, "--db", db}, db + ".run1.log").ok());
+    ::unsetenv("CUTOVER_FAILPOINTS");
+    for (int i = 0; i < 600 && first.Running(); ++i) std::this_thread::sleep_for(50ms);
+    ASSERT_EQ(first.exit_description(), "signal 9") << context << ": the point was not reached\n"
+                                                    << ReadFile(db + ".run1.log").value_or("");
+    ++tried;
+    {
+      auto state = RolloutStore::Open(db);
+      ASSERT_TRUE(state.ok()) << state.status().ToString();
+      auto r = state->LatestRollout("itest");
+      ASSERT_TRUE(r.ok() && r->has_value()) << context;
+      EXPECT_TRUE(IsActiveStatus((*r)->status)) << context << ": " << (*r)->status;
+      auto steps = state->Steps((*r)->id).value_or({});
+      for (size_t i = 0; i < steps.size(); ++i) EXPECT_EQ(steps[i].step_index, static_cast<int>(i));
+      // The load balancer holds the last applied step's weights, or the current step's intent
+      // when the kill came between setting and recording them.
+      Weights previous = initial;
+      for (const StepRow& st : steps) {
+        if (st.applied_at) previous = st.readback;
+      }
+      const Weights now = lb();
+      bool ok = now == previous || (!steps.empty() && now == steps.back().weights) ||
+                (*r)->status == "rolling-back";
+      EXPECT_TRUE(ok) << context << ": load balancer " << WeightsToJson(now) << ", recorded "
+                      << WeightsToJson(previous);
+    }
+    cutover::testing::ChildProcess second;
+    ASSERT_TRUE(second.Spawn({bin, "canary", "start", spec, "--db", db}, db + ".run2.log").ok());
+    for (int i = 0; i < 600 && second.Running(); ++i) std::this_thread::sleep_for(50ms);
+    const std::string log2 = ReadFile(db + ".run2.log").value_or("");
+    EXPECT_EQ(second.exit_description(), final_status == "promoted" ? "exit 0" : "exit 1")
+        << context << "\n"
+        << log2;
+    auto state = RolloutStore::Open(db);
+    ASSERT_TRUE(state.ok());
+    auto r = state->LatestRollout("itest");
+    ASSERT_TRUE(r.ok() && r->has_value());
+    EXPECT_EQ((*r)->status, final_status) << context << "\n" << log2;
+    auto steps = state->Steps((*r)->id).value_or({});
+    for (size_t i = 0; i < steps.size(); ++i) {
+      EXPECT_EQ(steps[i].step_index, static_cast<int>(i)) << context << ": a step twice";
+      EXPECT_FALSE(steps[i].outcome.empty()) << context << ": step " << i << " never ended";
+    }
+    bool resumed = false;
+    for (const auto& e : state->Events((*r)->id).value_or({})) resumed |= e.kind == "resume";
+    EXPECT_TRUE(resumed) << context;
+    if (final_status == "promoted") {
+      EXPECT_EQ(steps.size(), 2u) << context;
+      EXPECT_EQ(lb(), (Weights{{"d1", 100}, {"s1", 0}})) << context;
+    } else {
+      EXPECT_EQ(Weight("d1"), 0) << context;
+    }
+  };
+  for (const auto& [point, hits] : points) {
+    for (int n = 1; n <= hits && !HasFailure(); ++n) kill_and_resume(point, n, "promoted");
+  }
+  // A failing canary: killed once the rollback is decided, before the weights move.
+  d1_.SetErrorRate(0.2);
+  if (!HasFailure()) kill_and_resume("canary.after_rollback_intent", 1, "rolled-back");
+  load.Stop();
+  std::printf("canary kill points tried: %d\n", tried);
+  RecordProperty("canary_kill_points", tried);
+}
+
 }  // namespace
 }  // namespace cutover::canary
