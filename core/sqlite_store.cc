@@ -4,6 +4,8 @@
 #include <sqlite3.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <unordered_map>
@@ -135,29 +137,6 @@ void RollbackOn(Connection& c) {
   }
 }
 
-// Applies one migration unless another process got there first.
-Status ApplyMigration(Connection& c, const Migration& m) {
-  CUTOVER_RETURN_IF_ERROR(ExecOn(c, "BEGIN IMMEDIATE"));
-  Status s = [&]() -> Status {
-    CUTOVER_ASSIGN_OR_RETURN(int current, ReadUserVersion(c));
-    if (current >= m.version) return Status::Ok();
-    std::string message;
-    int rc = ExecRaw(c, m.sql, &message);
-    if (rc != SQLITE_OK) {
-      return FromSqlite(rc, c.path, "migration " + std::to_string(m.version) + ": " + message);
-    }
-    CUTOVER_RETURN_IF_ERROR(ExecOn(c, "PRAGMA user_version = " + std::to_string(m.version)));
-    return ExecOn(c, "COMMIT");
-  }();
-  if (!s.ok()) {
-    RollbackOn(c);
-    return s;
-  }
-  // The early return above left the transaction open.
-  if (sqlite3_get_autocommit(c.db) == 0) return ExecOn(c, "COMMIT");
-  return Status::Ok();
-}
-
 Status Configure(Connection& c, const OpenOptions& opts) {
   sqlite3_extended_result_codes(c.db, 1);
   int rc = sqlite3_busy_timeout(c.db, opts.busy_timeout_ms < 0 ? 0 : opts.busy_timeout_ms);
@@ -184,13 +163,136 @@ Status Configure(Connection& c, const OpenOptions& opts) {
   return ExecOn(c, "PRAGMA foreign_keys=ON");
 }
 
+// Runs a query that returns one integer (0 when it returns no row).
+Result<int> QueryInt(Connection& c, const std::string& sql, std::string_view text_arg = {}) {
+  sqlite3_stmt* stmt = nullptr;
+  int rc = sqlite3_prepare_v2(c.db, sql.c_str(), -1, &stmt, nullptr);
+  if (rc != SQLITE_OK) return FromConnection(rc, c);
+  if (!text_arg.empty()) {
+    sqlite3_bind_text(stmt, 1, text_arg.data(), static_cast<int>(text_arg.size()),
+                      SQLITE_TRANSIENT);
+  }
+  rc = sqlite3_step(stmt);
+  int v = 0;
+  if (rc == SQLITE_ROW) {
+    v = sqlite3_column_int(stmt, 0);
+  } else if (rc != SQLITE_DONE) {
+    Status s = FromConnection(rc, c);
+    sqlite3_finalize(stmt);
+    return s;
+  }
+  sqlite3_finalize(stmt);
+  return v;
+}
+
+// The name in the first "CREATE TABLE [IF NOT EXISTS] name" of `sql` (empty when none).
+std::string FirstTable(std::string_view sql) {
+  std::string upper(sql);
+  for (char& ch : upper) ch = static_cast<char>(std::toupper(static_cast<unsigned char>(ch)));
+  size_t at = upper.find("CREATE TABLE");
+  if (at == std::string::npos) return "";
+  at += 12;
+  auto skip_space = [&] {
+    while (at < upper.size() && std::isspace(static_cast<unsigned char>(upper[at]))) ++at;
+  };
+  skip_space();
+  if (upper.compare(at, 13, "IF NOT EXISTS") == 0) {
+    at += 13;
+    skip_space();
+  }
+  size_t end = at;
+  while (end < sql.size() &&
+         (std::isalnum(static_cast<unsigned char>(sql[end])) || sql[end] == '_'))
+    ++end;
+  return std::string(sql.substr(at, end - at));
+}
+
+// The component's version in the file. Without a row of its own, a file written before versions
+// were kept per component is adopted: its user_version is the component's when the component's
+// first table exists. REQUIRES: cutover_schema exists.
+Result<int> ComponentVersion(Connection& c, std::string_view component,
+                             std::span<const Migration> migrations) {
+  CUTOVER_ASSIGN_OR_RETURN(
+      int rows, QueryInt(c, "SELECT count(*) FROM cutover_schema WHERE component = ?", component));
+  if (rows > 0) {
+    return QueryInt(c, "SELECT version FROM cutover_schema WHERE component = ?", component);
+  }
+  CUTOVER_ASSIGN_OR_RETURN(int legacy, ReadUserVersion(c));
+  if (legacy == 0 || migrations.empty()) return 0;
+  std::string table = FirstTable(migrations[0].sql);
+  if (table.empty()) return 0;
+  CUTOVER_ASSIGN_OR_RETURN(
+      int exists,
+      QueryInt(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?", table));
+  return exists > 0 ? legacy : 0;
+}
+
+Status SetComponentVersion(Connection& c, std::string_view component, int version) {
+  return ExecOn(c, "INSERT INTO cutover_schema(component, version) VALUES('" +
+                       std::string(component) + "', " + std::to_string(version) +
+                       ") ON CONFLICT(component) DO UPDATE SET version = excluded.version");
+}
+
+// In one transaction: makes cutover_schema, adopts a legacy version, and applies the pending
+// migrations, unless another process got there first. Returns the component's version.
+Result<int> Migrate(Connection& c, std::string_view component,
+                    std::span<const Migration> migrations) {
+  const int known = static_cast<int>(migrations.size());
+  // Fast path, without taking the write lock: the component is up to date (or newer).
+  CUTOVER_ASSIGN_OR_RETURN(
+      int have_table,
+      QueryInt(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
+               "cutover_schema"));
+  if (have_table > 0) {
+    CUTOVER_ASSIGN_OR_RETURN(
+        int rows,
+        QueryInt(c, "SELECT count(*) FROM cutover_schema WHERE component = ?", component));
+    if (rows > 0) {
+      CUTOVER_ASSIGN_OR_RETURN(
+          int v, QueryInt(c, "SELECT version FROM cutover_schema WHERE component = ?", component));
+      if (v >= known) return v;
+    }
+  }
+  CUTOVER_RETURN_IF_ERROR(ExecOn(c, "BEGIN IMMEDIATE"));
+  Result<int> r = [&]() -> Result<int> {
+    CUTOVER_RETURN_IF_ERROR(
+        ExecOn(c,
+               "CREATE TABLE IF NOT EXISTS cutover_schema(component TEXT PRIMARY KEY, "
+               "version INTEGER NOT NULL) WITHOUT ROWID"));
+    CUTOVER_ASSIGN_OR_RETURN(int current, ComponentVersion(c, component, migrations));
+    for (int v = current + 1; v <= known; ++v) {
+      const Migration& m = migrations[static_cast<size_t>(v - 1)];
+      std::string message;
+      int rc = ExecRaw(c, m.sql, &message);
+      if (rc != SQLITE_OK) {
+        return FromSqlite(
+            rc, c.path,
+            std::string(component) + " migration " + std::to_string(m.version) + ": " + message);
+      }
+    }
+    if (current <= known) CUTOVER_RETURN_IF_ERROR(SetComponentVersion(c, component, known));
+    CUTOVER_RETURN_IF_ERROR(ExecOn(c, "COMMIT"));
+    return current;
+  }();
+  if (!r.ok()) RollbackOn(c);
+  return r;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // SqliteDb
 
-Result<SqliteDb> SqliteDb::Open(const std::string& path, std::span<const Migration> migrations,
-                                OpenOptions opts) {
+Result<SqliteDb> SqliteDb::Open(const std::string& path, std::string_view component,
+                                std::span<const Migration> migrations, OpenOptions opts) {
+  bool component_ok = !component.empty();
+  for (char ch : component) {
+    component_ok =
+        component_ok && ((ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_');
+  }
+  if (!component_ok) {
+    return Status::Internal(path + ": bad schema component \"" + std::string(component) + "\"");
+  }
   for (size_t i = 0; i < migrations.size(); ++i) {
     if (migrations[i].version != static_cast<int>(i) + 1 || migrations[i].sql == nullptr) {
       return Status::Internal(path + ": migrations must be numbered 1..N in order; entry " +
@@ -214,23 +316,13 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path, std::span<const Migrati
   }
   CUTOVER_RETURN_IF_ERROR(Configure(*conn, opts));
 
-  CUTOVER_ASSIGN_OR_RETURN(int version, ReadUserVersion(*conn));
+  CUTOVER_ASSIGN_OR_RETURN(int version, Migrate(*conn, component, migrations));
   if (version > known) {
     return Status::FailedPrecondition(
-        conn->path + ": database schema version " + std::to_string(version) +
+        conn->path + ": " + std::string(component) + " schema version " + std::to_string(version) +
         " is newer than this cutover knows (" + std::to_string(known) + "); upgrade cutover");
   }
-  for (int v = version + 1; v <= known; ++v) {
-    CUTOVER_RETURN_IF_ERROR(ApplyMigration(*conn, migrations[v - 1]));
-  }
-  // Another process may have migrated further while we were applying ours.
-  CUTOVER_ASSIGN_OR_RETURN(version, ReadUserVersion(*conn));
-  if (version > known) {
-    return Status::FailedPrecondition(
-        conn->path + ": database schema version " + std::to_string(version) +
-        " is newer than this cutover knows (" + std::to_string(known) + "); upgrade cutover");
-  }
-  return SqliteDb(std::move(conn));
+  return SqliteDb(std::move(conn), std::string(component));
 }
 
 Status SqliteDb::Exec(std::string_view sql) {
@@ -266,7 +358,7 @@ Result<Statement> SqliteDb::Prepare(std::string_view sql) {
 
 Result<int> SqliteDb::SchemaVersion() {
   if (conn_ == nullptr) return Status::Internal("use of a moved-from SqliteDb");
-  return ReadUserVersion(*conn_);
+  return QueryInt(*conn_, "SELECT version FROM cutover_schema WHERE component = ?", component_);
 }
 
 int64_t SqliteDb::LastInsertRowId() const { return sqlite3_last_insert_rowid(conn_->db); }

@@ -1,9 +1,14 @@
 // The SQLite store: a thin, Status-returning layer over the SQLite C API that every tool uses for
 // its local state (datasync resume state and files cache, canary history, stored results).
 //
-// A database is opened with its list of schema migrations; Open brings the file up to the newest
-// one, each migration in its own transaction together with `PRAGMA user_version = N`, and refuses
-// a file written by a newer cutover. Every connection runs with:
+// A database is opened by a component ("datasync", "canary", ...) with that component's list of
+// schema migrations; Open brings the component's tables up to its newest one, the pending
+// migrations in one transaction together with the component's row in the table
+// cutover_schema(component, version), and refuses a file in which that component is newer than this
+// cutover. The version is kept per component because the tools share one state file (--db): with
+// one version for the whole file (PRAGMA user_version, before 0.1.1) the second tool to open a file
+// found the first one's number and never created its own tables. A file from then is adopted: its
+// user_version belongs to the component whose first table exists. Every connection runs with:
 //   journal_mode=WAL     readers do not block the writer; several processes may share the file
 //   synchronous=FULL     each commit fsyncs the WAL. WAL with NORMAL already survives kill -9 (the
 //                        crash tests' model); FULL also keeps a committed transaction across a
@@ -115,14 +120,14 @@ class Statement {
 // from it is left). Movable, not copyable.
 class SqliteDb {
  public:
-  // Opens (creating when absent) the database at `path` and applies the pending `migrations`.
-  // `path` may be ":memory:" for a private in-memory database. Errors:
-  //   FailedPrecondition  the file's schema version is newer than the last migration
+  // Opens (creating when absent) the database at `path` and applies `component`'s pending
+  // `migrations`. `path` may be ":memory:" for a private in-memory database. Errors:
+  //   FailedPrecondition  the component's version in the file is newer than its last migration
   //   Corruption          the file is not a SQLite database
   //   Unavailable         another connection held a lock longer than the busy timeout
-  //   Internal            `migrations` are not numbered 1..N
-  static Result<SqliteDb> Open(const std::string& path, std::span<const Migration> migrations,
-                               OpenOptions opts = {});
+  //   Internal            `migrations` are not numbered 1..N, or `component` is not [a-z0-9_]+
+  static Result<SqliteDb> Open(const std::string& path, std::string_view component,
+                               std::span<const Migration> migrations, OpenOptions opts = {});
 
   SqliteDb(SqliteDb&& other) noexcept = default;
   SqliteDb& operator=(SqliteDb&& other) noexcept = default;
@@ -137,7 +142,7 @@ class SqliteDb {
   // connection by their SQL text, so preparing the same SQL again is cheap.
   Result<Statement> Prepare(std::string_view sql);
 
-  // The schema version (PRAGMA user_version).
+  // The schema version of the component this connection was opened for.
   Result<int> SchemaVersion();
 
   // The rowid of the last successful INSERT on this connection, and the rows changed by the last
@@ -155,9 +160,11 @@ class SqliteDb {
 
  private:
   friend class Transaction;
-  explicit SqliteDb(std::shared_ptr<sqlite_internal::Connection> conn) : conn_(std::move(conn)) {}
+  SqliteDb(std::shared_ptr<sqlite_internal::Connection> conn, std::string component)
+      : conn_(std::move(conn)), component_(std::move(component)) {}
 
   std::shared_ptr<sqlite_internal::Connection> conn_;
+  std::string component_;
 };
 
 // An RAII transaction: rolled back when destroyed without a successful Commit. Movable.

@@ -60,7 +60,7 @@ std::optional<std::vector<ChunkRef>> DecodeRefs(const std::vector<uint8_t>& b) {
 }  // namespace
 
 Result<std::unique_ptr<DatasyncState>> DatasyncState::Open(const std::string& path) {
-  CUTOVER_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path, kMigrations));
+  CUTOVER_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path, "datasync", kMigrations));
   return std::unique_ptr<DatasyncState>(new DatasyncState(std::move(db)));
 }
 

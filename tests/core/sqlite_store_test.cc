@@ -34,7 +34,7 @@ constexpr Migration kV2[] = {
 // Opens or fails the test.
 SqliteDb MustOpen(const std::string& path, std::span<const Migration> migrations,
                   OpenOptions opts = {}) {
-  Result<SqliteDb> db = SqliteDb::Open(path, migrations, opts);
+  Result<SqliteDb> db = SqliteDb::Open(path, "test", migrations, opts);
   EXPECT_TRUE(db.ok()) << db.status().ToString();
   if (!db.ok()) std::abort();
   return std::move(db).value();
@@ -108,15 +108,65 @@ TEST(SqliteStoreTest, NewerSchemaIsRefused) {
   const std::string path = tmp.Join("state.db");
   {
     SqliteDb db = MustOpen(path, kV2);
-    ASSERT_TRUE(db.Exec("PRAGMA user_version = 7").ok());
+    ASSERT_TRUE(db.Exec("UPDATE cutover_schema SET version = 7 WHERE component = 'test'").ok());
   }
-  Result<SqliteDb> db = SqliteDb::Open(path, kV2);
+  Result<SqliteDb> db = SqliteDb::Open(path, "test", kV2);
   ASSERT_FALSE(db.ok());
   EXPECT_EQ(db.status().code(), Code::kFailedPrecondition);
   EXPECT_EQ(db.status().message(),
-            path +
-                ": database schema version 7 is newer than this cutover knows (2); "
-                "upgrade cutover");
+            path + ": test schema version 7 is newer than this cutover knows (2); upgrade cutover");
+}
+
+// The tools share one state file: each component's tables and version are its own.
+constexpr Migration kOther[] = {
+    {1, "CREATE TABLE other_rows (x INTEGER);"},
+    {2, "CREATE TABLE other_more (y INTEGER);"},
+};
+
+TEST(SqliteStoreTest, ComponentsSharingAFileEachGetTheirTables) {
+  TempDir tmp;
+  const std::string path = tmp.Join("state.db");
+  {
+    SqliteDb a = MustOpen(path, kV2);
+    ASSERT_TRUE(InsertItem(a, "alpha").ok());
+  }
+  Result<SqliteDb> b = SqliteDb::Open(path, "other", kOther);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(*b->SchemaVersion(), 2);
+  EXPECT_TRUE(b->Exec("INSERT INTO other_rows VALUES (1); INSERT INTO other_more VALUES (2)").ok());
+  SqliteDb a = MustOpen(path, kV2);
+  EXPECT_EQ(*a.SchemaVersion(), 2);
+  EXPECT_EQ(QueryInt(a, "SELECT count(*) FROM item"), 1);
+  EXPECT_EQ(QueryInt(a, "SELECT count(*) FROM cutover_schema"), 2);
+}
+
+// A file from a build that kept one PRAGMA user_version for the whole file: the component whose
+// first table exists adopts it (and migrates on from there); any other starts from 0.
+TEST(SqliteStoreTest, LegacyUserVersionIsAdoptedByItsOwner) {
+  TempDir tmp;
+  const std::string path = tmp.Join("legacy.db");
+  {
+    const Migration none[] = {{1, "SELECT 1"}};
+    SqliteDb db = MustOpen(path, none);  // creates the file and cutover_schema
+    ASSERT_TRUE(db.Exec("DROP TABLE cutover_schema;"
+                        "CREATE TABLE item (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);"
+                        "INSERT INTO item(name) VALUES ('kept');"
+                        "PRAGMA user_version = 1;")
+                    .ok());
+  }
+  SqliteDb owner = MustOpen(path, kV2);
+  EXPECT_EQ(*owner.SchemaVersion(), 2) << "adopted version 1, then migration 2 applied";
+  EXPECT_EQ(QueryInt(owner, "SELECT count(*) FROM item"), 1);
+  EXPECT_EQ(QueryInt(owner, "SELECT count(*) FROM sqlite_master WHERE name = 'tag'"), 1);
+  Result<SqliteDb> other = SqliteDb::Open(path, "other", kOther);
+  ASSERT_TRUE(other.ok()) << other.status().ToString();
+  EXPECT_EQ(QueryInt(*other, "SELECT count(*) FROM sqlite_master WHERE name = 'other_more'"), 1);
+}
+
+TEST(SqliteStoreTest, BadComponentNameIsRefused) {
+  Result<SqliteDb> db = SqliteDb::Open(":memory:", "Bad-Name", kV1);
+  ASSERT_FALSE(db.ok());
+  EXPECT_EQ(db.status().code(), Code::kInternal);
 }
 
 TEST(SqliteStoreTest, FailedMigrationIsRolledBack) {
@@ -127,10 +177,10 @@ TEST(SqliteStoreTest, FailedMigrationIsRolledBack) {
       kV1[0],
       {2, "CREATE TABLE extra (x INTEGER); INSERT INTO nowhere VALUES (1);"},
   };
-  Result<SqliteDb> db = SqliteDb::Open(path, broken);
+  Result<SqliteDb> db = SqliteDb::Open(path, "test", broken);
   ASSERT_FALSE(db.ok());
   EXPECT_EQ(db.status().code(), Code::kInternal);
-  EXPECT_EQ(db.status().message(), path + ": migration 2: no such table: nowhere");
+  EXPECT_EQ(db.status().message(), path + ": test migration 2: no such table: nowhere");
   SqliteDb again = MustOpen(path, kV1);
   EXPECT_EQ(*again.SchemaVersion(), 1);
   EXPECT_EQ(QueryInt(again, "SELECT count(*) FROM sqlite_master WHERE name = 'extra'"), 0);
@@ -138,7 +188,7 @@ TEST(SqliteStoreTest, FailedMigrationIsRolledBack) {
 
 TEST(SqliteStoreTest, MigrationsMustBeNumberedFromOne) {
   const Migration gap[] = {{1, "SELECT 1"}, {3, "SELECT 1"}};
-  Result<SqliteDb> db = SqliteDb::Open(":memory:", gap);
+  Result<SqliteDb> db = SqliteDb::Open(":memory:", "test", gap);
   ASSERT_FALSE(db.ok());
   EXPECT_EQ(db.status().code(), Code::kInternal);
   EXPECT_EQ(db.status().message(),
@@ -151,7 +201,7 @@ TEST(SqliteStoreTest, GarbageFileIsCorruption) {
   std::string junk;
   while (junk.size() < 8192) junk += "this is not a sqlite database, just some text. ";
   ASSERT_TRUE(WriteFileAtomic(path, junk).ok());
-  Result<SqliteDb> db = SqliteDb::Open(path, kV1);
+  Result<SqliteDb> db = SqliteDb::Open(path, "test", kV1);
   ASSERT_FALSE(db.ok());
   EXPECT_EQ(db.status().code(), Code::kCorruption);
   EXPECT_EQ(db.status().message(), path + ": file is not a database");
@@ -338,7 +388,8 @@ TEST(SqliteStoreTest, ConcurrentWritersFromFourProcesses) {
     if (pid == 0) {
       // SQLite's busy handler is not fair: under load one writer may wait several seconds while
       // the others take turns, so the children wait longer than the default 5 s.
-      Result<SqliteDb> db = SqliteDb::Open(path, kV1, OpenOptions{.busy_timeout_ms = 60000});
+      Result<SqliteDb> db =
+          SqliteDb::Open(path, "test", kV1, OpenOptions{.busy_timeout_ms = 60000});
       if (!db.ok()) ::_exit(10);
       for (int r = 0; r < kRows; ++r) {
         Result<Transaction> txn = Transaction::Begin(*db, Transaction::Mode::kImmediate);
@@ -390,7 +441,7 @@ TEST(SqliteStoreTest, KillBeforeCommitLosesOnlyThatTransaction) {
   const std::string path = tmp.Join("crash.db");
   for (const char* point : {"sqlite.commit.before", "sqlite.commit.after"}) {
     int status = InChild([&] {
-      Result<SqliteDb> db = SqliteDb::Open(path, kV1);
+      Result<SqliteDb> db = SqliteDb::Open(path, "test", kV1);
       if (!db.ok()) return 10;
       Result<Transaction> txn = Transaction::Begin(*db);
       if (!txn.ok() || !InsertItem(*db, point).ok()) return 11;
