@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/log.h"
+
 namespace cutover::canary {
 namespace {
 
@@ -137,7 +139,7 @@ Weights WeightsFromJson(const std::string& text) {
 }
 
 Result<RolloutStore> RolloutStore::Open(const std::string& path) {
-  CUTOVER_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path, kMigrations));
+  CUTOVER_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path, "canary", kMigrations));
   return RolloutStore(std::move(db));
 }
 
@@ -149,7 +151,7 @@ Result<int64_t> RolloutStore::CreateRollout(const std::string& name, const std::
                   "updated_at) VALUES(?, ?, ?, 'running', ?, ?)"));
   CUTOVER_RETURN_IF_ERROR(s.Bind(1, name));
   CUTOVER_RETURN_IF_ERROR(s.Bind(2, spec_path));
-  CUTOVER_RETURN_IF_ERROR(s.Bind(3, spec_text));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(3, Redact(spec_text)));
   CUTOVER_RETURN_IF_ERROR(s.Bind(4, now));
   CUTOVER_RETURN_IF_ERROR(s.Bind(5, now));
   CUTOVER_RETURN_IF_ERROR(s.Run());

@@ -91,7 +91,8 @@ class RolloutStore {
   // Opens (creating) the state file and applies the migrations.
   static Result<RolloutStore> Open(const std::string& path);
 
-  // A new rollout in status running at step -1.
+  // A new rollout in status running at step -1. The spec text is stored with every
+  // secret-looking value redacted (core/log.h Redact: passwords in URLs, *_TOKEN=... pairs).
   Result<int64_t> CreateRollout(const std::string& name, const std::string& spec_path,
                                 const std::string& spec_text, double now);
   // The newest rollout named `name` (any name when empty), or nullopt.
