@@ -211,11 +211,16 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
                         {"dirs", r->dirs},
                         {"symlinks", r->symlinks},
                         {"bytes", r->bytes},
-                        {"downloaded_bytes", r->downloaded_bytes}};
-  std::string table = "pulled snapshot " + a.name + " into " + a.dest + ": " +
-                      std::to_string(r->files) + " files, " + std::to_string(r->dirs) + " dirs, " +
-                      std::to_string(r->symlinks) + " symlinks, " + std::to_string(r->bytes) +
-                      " bytes\n";
+                        {"downloaded_bytes", r->downloaded_bytes},
+                        {"reused_bytes", r->reused_bytes}};
+  std::string table =
+      "pulled snapshot " + a.name + " into " + a.dest + ": " + std::to_string(r->files) +
+      " files, " + std::to_string(r->dirs) + " dirs, " + std::to_string(r->symlinks) +
+      " symlinks, " + std::to_string(r->bytes) + " bytes" +
+      (r->reused_bytes > 0
+           ? " (" + std::to_string(r->reused_bytes) + " of them already in " + a.dest + ")"
+           : std::string()) +
+      "\n";
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
   return 0;
 }

@@ -7,9 +7,12 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <map>
+#include <optional>
 
 #include "core/failpoint.h"
 #include "core/file_util.h"
+#include "datasync/chunk_hasher.h"
 #include "datasync/manifest.h"
 #include "datasync/task_pool.h"
 
@@ -99,14 +102,79 @@ class Puller {
     return bytes;
   }
 
+  // The chunks of the regular file already at `full` (an earlier pull, or the user's copy),
+  // found with the snapshot's chunker: what a re-pull need not download. Empty when there is no
+  // such file or it cannot be read (then everything is downloaded).
+  std::vector<Chunk> LocalChunks(const std::string& full) {
+    struct stat st;
+    if (::lstat(full.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return {};
+    auto chunks = ChunkFile(full, chunker_);
+    return chunks.ok() ? std::move(chunks).value() : std::vector<Chunk>{};
+  }
+
+  // `c`'s bytes from the old file, when it holds them (checked against the chunk's SHA-256,
+  // so a file that changed since it was chunked is never trusted).
+  std::optional<std::string> ReadLocal(int old_fd, const std::map<ChunkId, Chunk>& local,
+                                       const ChunkRef& c) {
+    auto it = local.find(c.id);
+    if (old_fd < 0 || it == local.end() || it->second.length != c.length) return std::nullopt;
+    std::string bytes(c.length, '\0');
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::pread(old_fd, bytes.data() + done, bytes.size() - done,
+                          static_cast<off_t>(it->second.offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) return std::nullopt;
+      done += static_cast<size_t>(n);
+    }
+    if (Sha256Of(bytes) != c.id) return std::nullopt;
+    return bytes;
+  }
+
   Status File(const Entry& e) {
     std::string full = dest_ + "/" + e.path;
+    std::vector<Chunk> old_chunks = LocalChunks(full);
+    std::map<ChunkId, Chunk> local;
+    for (const Chunk& c : old_chunks) local.emplace(c.id, c);
+    bool same = old_chunks.size() == e.chunks.size();
+    for (size_t i = 0; same && i < old_chunks.size(); ++i) {
+      same = old_chunks[i].id == e.chunks[i].id && old_chunks[i].length == e.chunks[i].length;
+    }
+    if (same && (!old_chunks.empty() || e.size == 0)) {
+      // The file holds the snapshot's bytes already: only its mode and mtime may differ.
+      struct stat st;
+      if (::lstat(full.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+          static_cast<uint64_t>(st.st_size) == e.size) {
+        struct timespec times[2] = {Ts(e.mtime_ns), Ts(e.mtime_ns)};
+        if ((st.st_mode & 07777) != e.mode && ::chmod(full.c_str(), e.mode) != 0) {
+          return Status::IoError(Errno("cannot chmod", full));
+        }
+        if (::utimensat(AT_FDCWD, full.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
+          return Status::IoError(Errno("cannot set mtime", full));
+        }
+        reused_bytes_ += e.size;
+        bytes_ += e.size;
+        if (opts_ != nullptr && opts_->on_confirmed) opts_->on_confirmed(e.size);
+        return Status::Ok();
+      }
+    }
+    int old_fd = local.empty() ? -1 : ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     std::string tmp = TempNameFor(full);
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
-    if (fd < 0) return Status::IoError(Errno("cannot create", tmp));
+    if (fd < 0) {
+      if (old_fd >= 0) ::close(old_fd);
+      return Status::IoError(Errno("cannot create", tmp));
+    }
     Status s;
     for (const ChunkRef& c : e.chunks) {
-      auto bytes = FetchChunk(e, c);
+      Result<std::string> bytes = Status::NotFound("");
+      if (std::optional<std::string> mine = ReadLocal(old_fd, local, c)) {
+        reused_bytes_ += mine->size();
+        if (opts_ != nullptr && opts_->on_confirmed) opts_->on_confirmed(mine->size());
+        bytes = std::move(*mine);
+      } else {
+        bytes = FetchChunk(e, c);
+      }
       if (!bytes.ok()) {
         s = bytes.status();
         break;
@@ -130,6 +198,7 @@ class Puller {
     struct timespec times[2] = {Ts(e.mtime_ns), Ts(e.mtime_ns)};
     if (s.ok() && ::futimens(fd, times) != 0) s = Status::IoError(Errno("cannot set mtime", tmp));
     ::close(fd);
+    if (old_fd >= 0) ::close(old_fd);
     CUTOVER_FAILPOINT("pull.file.before_rename");
     if (s.ok()) s = ReplaceWith(tmp, full);
     if (!s.ok()) {
@@ -179,8 +248,9 @@ class Puller {
   }
 
   PullResult result_;
-  std::atomic<uint64_t> bytes_{0}, downloaded_bytes_{0};
+  std::atomic<uint64_t> bytes_{0}, downloaded_bytes_{0}, reused_bytes_{0};
   const PullOptions* opts_ = nullptr;
+  ChunkerParams chunker_;
 
  private:
   Store& store_;
@@ -209,6 +279,7 @@ Result<PullResult> Pull(Store& store, const std::string& name, const std::string
   while (dest.size() > 1 && dest.back() == '/') dest.pop_back();
   Puller p(store, dest);
   p.opts_ = &opts;
+  p.chunker_ = m.chunker;
   if (opts.on_total) {
     uint64_t total = 0;
     for (const Entry& e : m.entries) total += e.size;
@@ -242,6 +313,7 @@ Result<PullResult> Pull(Store& store, const std::string& name, const std::string
   CUTOVER_RETURN_IF_ERROR(p.FinishDirs(dirs));
   p.result_.bytes = p.bytes_.load();
   p.result_.downloaded_bytes = p.downloaded_bytes_.load();
+  p.result_.reused_bytes = p.reused_bytes_.load();
   return p.result_;
 }
 

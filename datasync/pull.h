@@ -1,5 +1,10 @@
 // Pull: restores a snapshot from a store into a directory, files downloaded by `jobs` worker
-// threads (one file per worker at a time; reuse of chunks already in DEST's files comes later).
+// threads (one file per worker at a time). Chunks a file already at the same path in DEST holds
+// are not downloaded: that file is chunked with the snapshot's chunker, and each chunk it shares
+// with the snapshot's version is read from it (checked against its SHA-256 again) instead. A
+// file that already has the snapshot's bytes is not rewritten; only its mode and mtime are set.
+// So a re-pull after a small change downloads only the changed chunks. (Chunks moved to another
+// path are downloaded again: only the same path is looked at.)
 //
 // Rules:
 //   - the manifest is decoded and validated first (datasync/manifest.h refuses absolute paths,
@@ -31,6 +36,7 @@ struct PullResult {
   uint64_t symlinks = 0;
   uint64_t bytes = 0;             // file bytes written
   uint64_t downloaded_bytes = 0;  // chunk bytes read from the store
+  uint64_t reused_bytes = 0;      // file bytes taken from DEST's files instead
 };
 
 struct PullOptions {
