@@ -376,8 +376,12 @@ TEST_F(DatasyncCrashTest, PushKilledAtRandomPointsRepeatedlyStillPublishesACompl
 }
 
 TEST_F(DatasyncCrashTest, DiskFullIsOneClearLineAndKeepsThePreviousState) {
-  if (RunShell("unshare -m true") != 0) {
-    CUTOVER_SKIP_OR_FAIL("cannot make a mount namespace (unshare -m) to mount a small tmpfs");
+  // As root a mount namespace is enough; otherwise a user namespace as well (tmpfs may be
+  // mounted there).
+  std::string unshare = "unshare -m";
+  if (RunShell(unshare + " true") != 0) unshare = "unshare -r -m";
+  if (RunShell(unshare + " true") != 0) {
+    CUTOVER_SKIP_OR_FAIL("cannot make a mount namespace (unshare -m, unshare -r -m) for a tmpfs");
   }
   const std::string v1 = dir_.Join("v1"), v2 = dir_.Join("v2");
   MakeTree(v1, 3, 150000, 12, 0);
@@ -413,7 +417,7 @@ TEST_F(DatasyncCrashTest, DiskFullIsOneClearLineAndKeepsThePreviousState) {
       "/store/snapshots > " + out + "/snapshots\n";
   ASSERT_TRUE(WriteFileAtomic(dir_.Join("full.sh"), script).ok());
   std::string log;
-  ASSERT_EQ(testing::RunShell("unshare -m sh " + dir_.Join("full.sh") + " 2>&1", &log), 0) << log;
+  ASSERT_EQ(testing::RunShell(unshare + " sh " + dir_.Join("full.sh") + " 2>&1", &log), 0) << log;
   auto text = [&](const std::string& name) { return ReadFile(out + "/" + name).value_or(""); };
 
   // The pull: exit 3, one line naming the cause; every file as it was or complete; no litter.
