@@ -7,6 +7,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -127,11 +128,13 @@ Result<int> ParseGetWeight(std::string_view reply) {
   while (end < t.size() && t[end] >= '0' && t[end] <= '9') ++end;
   std::string_view rest = Trim(t.substr(end));
   int v = 0;
-  if (end == 0 || end > 4 || (!rest.empty() && rest.substr(0, 9) != "(initial ")) {
-    return Status::InvalidArgument("haproxy: get weight: unexpected reply '" + std::string(t) +
+  if (end > 0 && end <= 3) std::from_chars(t.data(), t.data() + end, v);
+  if (end == 0 || end > 3 || v > 256 || (!rest.empty() && rest.substr(0, 9) != "(initial ")) {
+    // Quote the first line only, and not all of a long one: the message stays one line.
+    std::string_view quoted = t.substr(0, std::min(t.find('\n'), size_t{80}));
+    return Status::InvalidArgument("haproxy: get weight: unexpected reply '" + std::string(quoted) +
                                    "'");
   }
-  std::from_chars(t.data(), t.data() + end, v);
   return v;
 }
 

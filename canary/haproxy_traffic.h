@@ -36,8 +36,8 @@ struct StatRow {
 // InvalidArgument "show stat: ..." without a header naming pxname and svname.
 Result<std::vector<StatRow>> ParseShowStat(std::string_view csv);
 
-// Parses a `get weight` reply "30 (initial 0)" into the current weight. Any other text (an error
-// such as "No such server.") is InvalidArgument quoting it.
+// Parses a `get weight` reply "30 (initial 0)" into the current weight (0..256, HAProxy's range).
+// Any other text (an error such as "No such server.") is InvalidArgument quoting its first line.
 Result<int> ParseGetWeight(std::string_view reply);
 
 // Parses `show info` ("Name: value" lines) into a map.

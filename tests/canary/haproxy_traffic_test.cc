@@ -86,6 +86,9 @@ TEST(ParseGetWeightTest, RepliesAndErrors) {
             "haproxy: get weight: unexpected reply 'No such server.'");
   EXPECT_FALSE(ParseGetWeight("").ok());
   EXPECT_FALSE(ParseGetWeight("99999 (initial 1)").ok());
+  EXPECT_FALSE(ParseGetWeight("881 (initial 1)").ok()) << "above HAProxy's 256";
+  EXPECT_EQ(ParseGetWeight("oops\nsecond line").status().message(),
+            "haproxy: get weight: unexpected reply 'oops'");
 }
 
 TEST(ParseShowInfoTest, Fields) {
