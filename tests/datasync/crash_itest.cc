@@ -16,15 +16,16 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -32,10 +33,14 @@
 
 #include "core/file_util.h"
 #include "datasync/hash.h"
+#include "tests/datasync/tree.h"
+#include "tests/harness/servers.h"
 #include "tests/harness/test_env.h"
 
 namespace cutover {
 namespace {
+
+using testing::Tree;
 
 std::string Bin() { return CUTOVER_TEST_CUTOVER_BIN; }
 
@@ -45,72 +50,28 @@ struct Outcome {
   std::string output;   // stdout and stderr
 };
 
-// Runs the cutover binary with `args`, CUTOVER_FAILPOINTS set to `failpoints` (unset when empty).
+// Runs the cutover binary with `args`, CUTOVER_FAILPOINTS set to `failpoints` (unset when empty),
+// its output in `log_path` (replaced).
 Outcome RunCutover(const std::vector<std::string>& args, const std::string& failpoints,
                    const std::string& log_path) {
   Outcome run;
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int fd = ::open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-    if (fd < 0) ::_exit(126);
-    ::dup2(fd, 1);
-    ::dup2(fd, 2);
-    if (failpoints.empty()) {
-      ::unsetenv("CUTOVER_FAILPOINTS");
-    } else {
-      ::setenv("CUTOVER_FAILPOINTS", failpoints.c_str(), 1);
-    }
-    std::vector<char*> argv;
-    std::string bin = Bin();
-    argv.push_back(bin.data());
-    std::vector<std::string> copy = args;
-    for (std::string& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(bin.c_str(), argv.data());
-    ::_exit(127);
+  std::vector<std::string> argv = {Bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ::unlink(log_path.c_str());
+  if (!failpoints.empty()) ::setenv("CUTOVER_FAILPOINTS", failpoints.c_str(), 1);
+  testing::ChildProcess child;
+  Status spawned = child.Spawn(argv, log_path);
+  ::unsetenv("CUTOVER_FAILPOINTS");
+  if (!spawned.ok()) {
+    run.output = spawned.ToString();
+    return run;
   }
-  int status = 0;
-  if (pid < 0 || ::waitpid(pid, &status, 0) != pid) return run;
-  run.killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-  if (WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+  while (child.Running()) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  const std::string& how = child.exit_description();  // "exit N" | "signal N"
+  run.killed = how == "signal 9";
+  if (how.rfind("exit ", 0) == 0) run.exit_code = std::stoi(how.substr(5));
   run.output = ReadFile(log_path).value_or("");
   return run;
-}
-
-// path -> "mode mtime content-hash-or-target" for every entry under root (directories too).
-void Describe(const std::string& root, const std::string& rel,
-              std::map<std::string, std::string>* out) {
-  std::string dir = rel.empty() ? root : root + "/" + rel;
-  DIR* d = ::opendir(dir.c_str());
-  ASSERT_NE(d, nullptr) << dir;
-  while (auto* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n == "." || n == "..") continue;
-    std::string path = rel.empty() ? n : rel + "/" + n;
-    std::string full = root + "/" + path;
-    struct stat st;
-    ASSERT_EQ(::lstat(full.c_str(), &st), 0) << full;
-    std::string desc = std::to_string(st.st_mode) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
-                       std::to_string(st.st_mtim.tv_nsec) + " ";
-    if (S_ISDIR(st.st_mode)) {
-      Describe(root, path, out);
-    } else if (S_ISLNK(st.st_mode)) {
-      char buf[4096];
-      ssize_t k = ::readlink(full.c_str(), buf, sizeof buf);
-      ASSERT_GE(k, 0) << full;
-      desc += std::string(buf, static_cast<size_t>(k));
-    } else if (S_ISREG(st.st_mode)) {
-      desc += ToHex(Sha256Of(ReadFile(full).value_or("unreadable")));
-    }
-    (*out)[path] = desc;
-  }
-  ::closedir(d);
-}
-
-std::map<std::string, std::string> Tree(const std::string& root) {
-  std::map<std::string, std::string> out;
-  Describe(root, "", &out);
-  return out;
 }
 
 bool IsTemp(const std::string& path) { return path.find(".cutover-tmp") != std::string::npos; }

@@ -17,10 +17,13 @@
 #include "datasync/manifest.h"
 #include "datasync/pull.h"
 #include "datasync/push.h"
+#include "tests/datasync/tree.h"
 #include "tests/harness/test_env.h"
 
 namespace cutover {
 namespace {
+
+using testing::Tree;
 
 const ChunkerParams kSmall{4096, 16384, 131072};
 
@@ -41,44 +44,9 @@ void SetMtime(const std::string& path, int64_t sec, long nsec) {
   ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), t, AT_SYMLINK_NOFOLLOW), 0);
 }
 
-// path -> "type mode mtime content-or-target" for every entry under root.
-void Describe(const std::string& root, const std::string& rel,
-              std::map<std::string, std::string>* out) {
-  std::string dir = rel.empty() ? root : root + "/" + rel;
-  DIR* d = ::opendir(dir.c_str());
-  ASSERT_NE(d, nullptr) << dir;
-  while (auto* e = ::readdir(d)) {
-    std::string n = e->d_name;
-    if (n == "." || n == "..") continue;
-    std::string path = rel.empty() ? n : rel + "/" + n;
-    std::string full = root + "/" + path;
-    struct stat st;
-    ASSERT_EQ(::lstat(full.c_str(), &st), 0);
-    std::string desc = std::to_string(st.st_mode) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
-                       std::to_string(st.st_mtim.tv_nsec) + " ";
-    if (S_ISDIR(st.st_mode)) {
-      Describe(root, path, out);
-    } else if (S_ISLNK(st.st_mode)) {
-      char buf[4096];
-      ssize_t k = ::readlink(full.c_str(), buf, sizeof buf);
-      desc += std::string(buf, static_cast<size_t>(k));
-    } else if (S_ISREG(st.st_mode)) {
-      desc += ToHex(Sha256Of(*ReadFile(full)));
-    }
-    (*out)[path] = desc;
-  }
-  ::closedir(d);
-}
-
 std::string Zstd(const std::string& text) {
   std::string out(ZSTD_compressBound(text.size()), '\0');
   out.resize(ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 1));
-  return out;
-}
-
-std::map<std::string, std::string> Tree(const std::string& root) {
-  std::map<std::string, std::string> out;
-  Describe(root, "", &out);
   return out;
 }
 
