@@ -207,16 +207,20 @@ std::string FirstTable(std::string_view sql) {
   return std::string(sql.substr(at, end - at));
 }
 
+// The component's row in cutover_schema, or -1 when it has none. REQUIRES: the table exists.
+Result<int> StoredVersion(Connection& c, std::string_view component) {
+  return QueryInt(c,
+                  "SELECT coalesce((SELECT version FROM cutover_schema WHERE component = ?), -1)",
+                  component);
+}
+
 // The component's version in the file. Without a row of its own, a file written before versions
 // were kept per component is adopted: its user_version is the component's when the component's
 // first table exists. REQUIRES: cutover_schema exists.
 Result<int> ComponentVersion(Connection& c, std::string_view component,
                              std::span<const Migration> migrations) {
-  CUTOVER_ASSIGN_OR_RETURN(
-      int rows, QueryInt(c, "SELECT count(*) FROM cutover_schema WHERE component = ?", component));
-  if (rows > 0) {
-    return QueryInt(c, "SELECT version FROM cutover_schema WHERE component = ?", component);
-  }
+  CUTOVER_ASSIGN_OR_RETURN(int stored, StoredVersion(c, component));
+  if (stored >= 0) return stored;
   CUTOVER_ASSIGN_OR_RETURN(int legacy, ReadUserVersion(c));
   if (legacy == 0 || migrations.empty()) return 0;
   std::string table = FirstTable(migrations[0].sql);
@@ -244,14 +248,8 @@ Result<int> Migrate(Connection& c, std::string_view component,
       QueryInt(c, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = ?",
                "cutover_schema"));
   if (have_table > 0) {
-    CUTOVER_ASSIGN_OR_RETURN(
-        int rows,
-        QueryInt(c, "SELECT count(*) FROM cutover_schema WHERE component = ?", component));
-    if (rows > 0) {
-      CUTOVER_ASSIGN_OR_RETURN(
-          int v, QueryInt(c, "SELECT version FROM cutover_schema WHERE component = ?", component));
-      if (v >= known) return v;
-    }
+    CUTOVER_ASSIGN_OR_RETURN(int v, StoredVersion(c, component));
+    if (v >= known) return v;
   }
   CUTOVER_RETURN_IF_ERROR(ExecOn(c, "BEGIN IMMEDIATE"));
   Result<int> r = [&]() -> Result<int> {
