@@ -26,8 +26,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseNvccVersion(text);
   (void)ParseProcModules(text);
   std::string_view name = text.substr(0, 256);
-  auto lib = ParseLibraryFileName(name);
-  (void)lib;
+  (void)ParseLibraryFileName(name);
   (void)ParseDistInfoName(name);
   return 0;
 }
