@@ -152,6 +152,7 @@ class Transfer {
   Status Prepare(CURL* easy) {
     ++attempt_;
     resp_ = HttpResponse();
+    head_ended_ = false;
     sink_offset_ = 0;
     upload_offset_ = 0;
     callback_error_ = Status::Ok();
@@ -249,6 +250,12 @@ class Transfer {
     st.attempts = attempt_;
     st.elapsed = std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - start_);
 
+    if (rc == CURLE_OK && !head_ended_) {
+      // The connection closed inside the response head: curl takes what came as the answer (a
+      // HEAD then has no body to miss), but a header may be lost. A transport failure.
+      rc = CURLE_PARTIAL_FILE;
+      std::snprintf(errbuf_, sizeof errbuf_, "response head cut short");
+    }
     HttpAttempt a;
     a.request = &request_;
     a.attempt = attempt_;
@@ -355,10 +362,13 @@ class Transfer {
     auto* self = static_cast<Transfer*>(self_ptr);
     std::string_view line = Trim(std::string_view(data, size * n));
     if (line.rfind("HTTP/", 0) == 0) {  // a new response (after 100 Continue or a redirect)
+      self->head_ended_ = false;
       self->resp_.headers.clear();
       self->resp_.status = 0;
       size_t sp = line.find(' ');
       if (sp != std::string_view::npos) self->resp_.status = std::atol(line.data() + sp + 1);
+    } else if (line.empty()) {  // the blank line that ends a head
+      self->head_ended_ = true;
     } else if (size_t colon = line.find(':'); colon != std::string_view::npos && colon > 0) {
       self->resp_.headers.push_back(
           {std::string(Trim(line.substr(0, colon))), std::string(Trim(line.substr(colon + 1)))});
@@ -445,6 +455,7 @@ class Transfer {
   int fd_ = -1;
   char errbuf_[CURL_ERROR_SIZE] = {};
   HttpResponse resp_;
+  bool head_ended_ = false;  // the blank line after the last response head was seen
   uint64_t sink_offset_ = 0;
   uint64_t upload_offset_ = 0;
   Status callback_error_;

@@ -284,6 +284,46 @@ TEST_F(HttpClientTest, StalledResponseIsRetried) {
   EXPECT_LT(ElapsedMs(start), 4000);
 }
 
+// A connection closed inside the response head: curl reports success with the headers it got,
+// so a HEAD answer could lose its Content-Length (found by the fault proxy in front of nginx).
+// The client must see the head never ended and retry.
+TEST_F(HttpClientTest, AHeadCutShortIsRetriedNotTakenAsAnAnswer) {
+  for (const std::string method : {"HEAD", "GET"}) {
+    ScriptedResponse cut = Answer(200, "body");
+    cut.headers.push_back({"X-Padding", std::string(200, 'p')});
+    cut.action = ScriptedResponse::Action::kPartialHeadThenClose;
+    cut.partial_bytes = 40;  // the status line and part of the next header
+    server_.Enqueue(cut);
+    server_.Enqueue(Answer(200, "body"));
+    std::vector<int> codes;
+    HttpClientOptions o = FastOptions();
+    o.observer = [&](const HttpAttempt& a) { codes.push_back(a.curl_code); };
+    HttpClient client(o);
+    Result<HttpResponse> r = client.Send({.method = method, .url = server_.Url("/cut")});
+    ASSERT_TRUE(r.ok()) << method << ": " << r.status().ToString();
+    EXPECT_EQ(r->Header("Content-Length"), "4") << method;
+    EXPECT_EQ(r->stats.attempts, 2) << method;
+    ASSERT_EQ(codes.size(), 2u) << method;
+    EXPECT_NE(codes[0], CURLE_OK) << method;
+  }
+  // Every attempt cut short: an error that says so, never an answer.
+  for (int i = 0; i < 3; ++i) {
+    ScriptedResponse cut = Answer(200, "body");
+    cut.action = ScriptedResponse::Action::kPartialHeadThenClose;
+    cut.partial_bytes = 30;
+    server_.Enqueue(cut);
+  }
+  HttpClientOptions o = FastOptions();
+  o.max_attempts = 3;
+  HttpClient client(o);
+  Result<HttpResponse> r = client.Send({.method = "HEAD", .url = server_.Url("/cut")});
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("response head cut short"), std::string::npos)
+      << r.status().ToString();
+  EXPECT_NE(r.status().message().find("after 3 attempts"), std::string::npos)
+      << r.status().ToString();
+}
+
 TEST_F(HttpClientTest, TruncatedClosedAndResetAnswersAreRetried) {
   std::string body(1000, 'x');
   ScriptedResponse partial = Answer(200, body);

@@ -40,6 +40,8 @@
 namespace cutover {
 namespace {
 
+using testing::MakeTree;
+using testing::RandomBytes;
 using testing::Tree;
 
 std::string Bin() { return CUTOVER_TEST_CUTOVER_BIN; }
@@ -75,55 +77,6 @@ Outcome RunCutover(const std::vector<std::string>& args, const std::string& fail
 }
 
 bool IsTemp(const std::string& path) { return path.find(".cutover-tmp") != std::string::npos; }
-
-std::string RandomBytes(std::mt19937_64& rng, size_t n) {
-  std::string s(n, '\0');
-  for (size_t i = 0; i < n; i += 8) {
-    uint64_t v = rng();
-    for (size_t k = 0; k < 8 && i + k < n; ++k) s[i + k] = static_cast<char>(v >> (8 * k));
-  }
-  return s;
-}
-
-void SetMtime(const std::string& path, int64_t sec) {
-  struct timespec t[2] = {{sec, 123456789}, {sec, 123456789}};
-  ASSERT_EQ(::utimensat(AT_FDCWD, path.c_str(), t, AT_SYMLINK_NOFOLLOW), 0) << path;
-}
-
-// A tree of `big` random files of `big_size` bytes and `small` small files (packed by push),
-// with an empty file, a symlink, nested directories and unusual modes. `variant` changes the
-// contents of about half the files (the "next version" of the same dataset).
-void MakeTree(const std::string& root, int big, size_t big_size, int small, int variant) {
-  std::mt19937_64 rng(17);
-  std::mt19937_64 vrng(1000 + variant);
-  ASSERT_TRUE(MakeDirs(root + "/data/shards").ok());
-  ASSERT_TRUE(MakeDirs(root + "/meta").ok());
-  for (int i = 0; i < big; ++i) {
-    std::string bytes = RandomBytes(rng, big_size);
-    if (variant > 0 && i % 2 == 0) {
-      std::string patch = RandomBytes(vrng, 3000);
-      bytes.replace(big_size / 3, patch.size(), patch);
-    }
-    std::string p = root + "/data/shards/part-" + std::to_string(i) + ".bin";
-    ASSERT_TRUE(WriteFileAtomic(p, bytes, 0644).ok());
-    SetMtime(p, 1700000000 + i);
-  }
-  for (int i = 0; i < small; ++i) {
-    std::string text = "label " + std::to_string(i) + "\n" + RandomBytes(rng, 100 + i * 37);
-    if (variant > 0 && i % 2 == 1) text += "v" + std::to_string(variant);
-    std::string p = root + "/meta/s" + std::to_string(i) + ".txt";
-    ASSERT_TRUE(WriteFileAtomic(p, text, i % 3 == 0 ? 0600 : 0644).ok());
-    SetMtime(p, 1710000000 + i);
-  }
-  ASSERT_TRUE(WriteFileAtomic(root + "/meta/empty", "", 0640).ok());
-  SetMtime(root + "/meta/empty", 1720000000);
-  ASSERT_EQ(::symlink("data/shards/part-0.bin", (root + "/current").c_str()), 0);
-  SetMtime(root + "/current", 1720000001);
-  ASSERT_EQ(::chmod((root + "/meta").c_str(), 0750), 0);
-  SetMtime(root + "/data/shards", 1730000000);
-  SetMtime(root + "/data", 1730000001);
-  SetMtime(root + "/meta", 1730000002);
-}
 
 // Every object of a file:// store: key -> bytes (temporaries, whose names start with '.', left
 // out: the store lists them for no one).

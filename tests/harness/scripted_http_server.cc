@@ -306,7 +306,8 @@ void ScriptedHttpServer::Loop() {
       return;
     }
     bool partial = r.action == Action::kPartialBodyThenClose;
-    bool close = partial || r.close_after || c.client_close;
+    bool partial_head = r.action == Action::kPartialHeadThenClose;
+    bool close = partial || partial_head || r.close_after || c.client_close;
     std::string head = "HTTP/1.1 " + std::to_string(r.status) + " " + Reason(r.status) + "\r\n";
     bool has_length = false;
     for (const auto& [n, v] : r.headers) {
@@ -319,8 +320,9 @@ void ScriptedHttpServer::Loop() {
     }
     if (close) head += "Connection: close\r\n";
     head += "\r\n";
+    if (partial_head) head.resize(std::min(r.partial_bytes, head.size()));
     c.out += head;
-    if (c.pending_method != "HEAD" && !no_body_status) {
+    if (!partial_head && c.pending_method != "HEAD" && !no_body_status) {
       c.out += partial ? r.body.substr(0, std::min(r.partial_bytes, r.body.size())) : r.body;
     }
     c.after = close ? Conn::After::kClose : Conn::After::kKeep;

@@ -1,6 +1,6 @@
 // A scripted HTTP/1.1 server on 127.0.0.1 for tests: one thread with poll(), keep-alive, and
 // answers taken from a queue of scripted responses or from a handler, including faults (a delay
-// before the answer, closing without an answer, a TCP reset, a body cut short). It records every
+// before the answer, closing without an answer, a TCP reset, a head or a body cut short). It records every
 // request and counts connections, so tests can assert what a client sent and how.
 //
 //   ScriptedHttpServer server;
@@ -42,7 +42,8 @@ struct ScriptedResponse {
     kAnswer,               // send the response
     kCloseWithoutAnswer,   // close the connection, sending nothing
     kReset,                // abort the connection with a TCP RST
-    kPartialBodyThenClose  // send the head (full Content-Length) and `partial_bytes` of the body
+    kPartialBodyThenClose,  // send the head (full Content-Length) and `partial_bytes` of the body
+    kPartialHeadThenClose   // send only the first `partial_bytes` of the head, then close
   };
   int status = 200;
   std::vector<std::pair<std::string, std::string>> headers;  // Content-Length is added if absent
