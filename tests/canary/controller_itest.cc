@@ -16,6 +16,7 @@
 #include "canary/state.h"
 #include "core/file_util.h"
 #include "tests/canary/test_backend.h"
+#include "tests/harness/fault_proxy.h"
 #include "tests/harness/servers.h"
 #include "tests/harness/test_env.h"
 
@@ -116,7 +117,7 @@ class CanaryItest : public ::testing::Test {
         return;
       }
       HaproxyTraffic traffic({.socket = haproxy_->admin_socket(), .backend = "infer"});
-      PrometheusClient metrics(prometheus_->url(), 1000ms);
+      PrometheusClient metrics(metrics_url_.empty() ? prometheus_->url() : metrics_url_, 1000ms);
       RealClock clock;
       Controller c(*spec, "itest.yaml", text, &*store, &traffic, &metrics, &clock);
       out = c.Run();
@@ -181,7 +182,25 @@ class CanaryItest : public ::testing::Test {
     EXPECT_LT(worst, 1.0 + 1.0) << "decided within 1 s of the first scrape after the interval";
   }
 
+  // Starts a fault proxy in front of Prometheus (one decision per request) that the controller
+  // of RunController talks to from now on.
+  cutover::testing::FaultProxy& ProxyPrometheus(std::vector<cutover::testing::FaultRule> rules) {
+    cutover::testing::FaultProxyOptions o;
+    o.upstream_port = prometheus_->port();
+    o.granularity = cutover::testing::FaultGranularity::kHttpRequest;
+    o.rules = std::move(rules);
+    o.seed = 11;
+    o.retry_after_s = 0;
+    o.truncate_bytes = 150;  // past the head, inside the JSON
+    proxy_ = std::make_unique<cutover::testing::FaultProxy>(o);
+    EXPECT_TRUE(proxy_->Start().ok());
+    metrics_url_ = proxy_->url();
+    return *proxy_;
+  }
+
   cutover::testing::TempDir dir_;
+  std::unique_ptr<cutover::testing::FaultProxy> proxy_;
+  std::string metrics_url_;  // empty: Prometheus itself
   TestBackend s1_{"s1"};
   TestBackend d1_{"d1"};
   std::unique_ptr<Haproxy> haproxy_;
@@ -266,6 +285,46 @@ TEST_F(CanaryItest, PrometheusStoppedHoldsThenRollsBack) {
   ASSERT_GE(iv.size(), 2u);
   EXPECT_EQ(iv.back().verdict, "error");
   EXPECT_EQ(iv[iv.size() - 2].verdict, "error");
+  EXPECT_EQ(Weight("d1"), 0);
+}
+
+// Transient faults between the controller and Prometheus (resets, 503s, answers cut inside
+// their JSON) are retried or judged as errors, never as a pass, and a healthy canary is still
+// promoted.
+TEST_F(CanaryItest, TransientPrometheusFaultsStillPromoteAHealthyCanary) {
+  using cutover::testing::FaultMode;
+  auto& proxy = ProxyPrometheus(
+      {{FaultMode::kReset, 0.04}, {FaultMode::kHttp503, 0.03}, {FaultMode::kTruncate, 0.03}});
+  LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy_->port()) + "/", 2, 50);
+  load.Start();
+  auto out = RunController(SpecText());
+  load.Stop();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  auto c = proxy.counters();
+  std::printf("prometheus through the fault proxy: %s\n", c.ToString().c_str());
+  RecordProperty("faults_injected", static_cast<int>(c.decisions - c.fault(FaultMode::kNone)));
+  EXPECT_GT(c.decisions - c.fault(FaultMode::kNone), 0u) << "no fault was injected";
+  EXPECT_EQ(out->status, "promoted") << out->reason << Trace(out->rollout_id);
+  EXPECT_EQ(Weight("d1"), 100);
+}
+
+// Prometheus answering only with errors or JSON cut short: every interval is an error, the
+// rollout never advances and rolls back after consecutive_error_limit intervals.
+TEST_F(CanaryItest, PrometheusAnswersCutShortOrFailingAreErrorsThenRollBack) {
+  using cutover::testing::FaultMode;
+  auto& proxy = ProxyPrometheus({{FaultMode::kTruncate, 0.6}, {FaultMode::kHttp500, 0.4}});
+  LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy_->port()) + "/", 2, 50);
+  load.Start();
+  auto out = RunController(SpecText());
+  load.Stop();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  std::printf("prometheus through the fault proxy: %s\n", proxy.counters().ToString().c_str());
+  EXPECT_GT(proxy.counters().fault(FaultMode::kTruncate), 0u);
+  EXPECT_EQ(out->status, "rolled-back") << out->reason << Trace(out->rollout_id);
+  auto iv = Intervals(out->rollout_id);
+  ASSERT_EQ(iv.size(), 2u) << Trace(out->rollout_id);
+  for (const auto& m : iv) EXPECT_EQ(m.verdict, "error") << Trace(out->rollout_id);
+  EXPECT_EQ(watcher_->Steps(out->rollout_id)->size(), 1u) << "no step may advance on errors";
   EXPECT_EQ(Weight("d1"), 0);
 }
 
