@@ -50,7 +50,7 @@ class CredentialsItest : public ::testing::Test {
   int Run(const std::string& args, const std::string& log) {
     const std::string cmd =
         "cd " + dir_.Join("work") +
-        " && env AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=" + kSecret +
+        " && umask 002 && env AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=" + kSecret +
         " HF_TOKEN=" + kSecret + " WANDB_API_KEY=" + kSecret + " DB_PASSWORD=" + kSecret +
         " CUTOVER_DB=" + dir_.Join("work/state.db") + " " + CUTOVER_TEST_CUTOVER_BIN + " " + args +
         " > " + dir_.Join("work/" + log) + " 2>&1";
@@ -159,6 +159,18 @@ TEST_F(CredentialsItest, NoToolWritesTheSecretAnywhere) {
     saw_redacted_url = saw_redacted_url || text.find("cutover:[REDACTED]@") != std::string::npos;
   }
   EXPECT_TRUE(saw_redacted_url) << "some output names the Prometheus URL, redacted";
+  // The state (datasync's audit and cache, canary's rollouts, one file here) is private to its
+  // owner even under a group-writable umask, and so are SQLite's -wal and -shm beside it.
+  int state_files = 0;
+  for (const std::string& f : files) {
+    if (f.rfind(work + "/state.db", 0) != 0) continue;
+    struct stat st;
+    ASSERT_EQ(::stat(f.c_str(), &st), 0) << f;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << f << " has mode " << std::oct << (st.st_mode & 0777);
+    ++state_files;
+  }
+  EXPECT_GE(state_files, 1);
+  std::printf("state files with mode 0600: %d\n", state_files);
   EXPECT_GE(searched, 18);
   std::printf("files searched for the test credential: %d, found in none\n", searched);
   RecordProperty("credential_files_searched", searched);
