@@ -379,6 +379,7 @@ class Transfer {
   static size_t WriteCb(char* data, size_t size, size_t n, void* self_ptr) {
     auto* self = static_cast<Transfer*>(self_ptr);
     size_t len = size * n;
+    if (self->options_.rate_limit) self->options_.rate_limit->Acquire(len);
     long status = self->resp_.status;
     if (self->request_.sink && status >= 200 && status < 300) {
       Status s = self->request_.sink(self->sink_offset_, std::string_view(data, len));
@@ -400,7 +401,14 @@ class Transfer {
 
   static size_t ReadCb(char* buf, size_t size, size_t n, void* self_ptr) {
     auto* self = static_cast<Transfer*>(self_ptr);
-    size_t want = size * n;
+    size_t k = ReadBody(self, buf, size * n);
+    if (k != CURL_READFUNC_ABORT && self->options_.rate_limit) {
+      self->options_.rate_limit->Acquire(k);
+    }
+    return k;
+  }
+
+  static size_t ReadBody(Transfer* self, char* buf, size_t want) {
     const HttpRequest& r = self->request_;
     if (!r.upload.has_value()) {
       size_t left = r.body.size() - std::min<size_t>(r.body.size(), self->upload_offset_);

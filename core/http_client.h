@@ -31,6 +31,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/rate_limiter.h"
 #include "core/status.h"
 
 namespace cutover {
@@ -130,6 +131,9 @@ struct HttpClientOptions {
   std::string password;
   // HttpMulti: transfers (and connections, HTTP/1.1, no multiplexing) at once.
   int max_in_flight = 8;
+  // When set, every body byte sent or received passes this limiter first; clients and copies of
+  // these options that share it share one total rate.
+  std::shared_ptr<RateLimiter> rate_limit;
   // Called after every attempt on the thread that sent it (so it must be thread-safe when
   // HttpClient::Send runs on several threads). It must not call back into the client.
   std::function<void(const HttpAttempt&)> observer;

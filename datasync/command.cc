@@ -29,6 +29,7 @@ struct StoreFlags {
   bool s3_virtual_host = false;
   std::string cacert;
   bool insecure = false;
+  std::string bwlimit;  // push, pull and verify only: total bytes/s over every transfer
 };
 
 void AddStoreFlags(CLI::App* app, StoreFlags* f) {
@@ -44,6 +45,13 @@ void AddStoreFlags(CLI::App* app, StoreFlags* f) {
                   "$SSL_CERT_FILE, else the system's)");
   app->add_flag("--insecure", f->insecure,
                 "Do not verify the store's TLS certificate (a warning is printed)");
+}
+
+// --bwlimit, for the commands that move chunks.
+void AddBwlimitFlag(CLI::App* app, StoreFlags* f) {
+  app->add_option("--bwlimit", f->bwlimit,
+                  "Cap the total store traffic of this command over all its transfers, e.g. 100M "
+                  "(bytes/s) or 1Gbit (bits/s); HTTP and S3 stores only");
 }
 
 std::string EnvOr(const char* a, const char* b) {
@@ -80,6 +88,17 @@ Result<std::unique_ptr<Store>> OpenStoreWith(const std::string& url, const Store
                  "cutover: warning: --insecure: the store's TLS certificate is not "
                  "verified\n");
   }
+  if (!f.bwlimit.empty()) {
+    CUTOVER_ASSIGN_OR_RETURN(double bw, ParseBandwidth(f.bwlimit));
+    if (!(bw / jobs >= 1024)) {
+      return Status::InvalidArgument("--bwlimit " + f.bwlimit + " leaves under 1 KiB/s to each of " +
+                                     std::to_string(jobs) + " transfers");
+    }
+    if (url.starts_with("file://")) {
+      std::fprintf(stderr, "cutover: warning: --bwlimit does not limit a file:// store\n");
+    }
+    o.http.rate_limit = std::make_shared<RateLimiter>(bw);
+  }
   o.jobs = jobs;
   return OpenStore(url, o);
 }
@@ -93,6 +112,7 @@ struct PushArgs {
   uint64_t max = ChunkerParams{}.max_size;
   int jobs = 8;
   std::string bandwidth = "10Gbit";  // plan only
+  bool dry_run = false;              // push only
   StoreFlags store_flags;
 };
 
@@ -149,15 +169,38 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
   opts.chunker = params;
   opts.jobs = a.jobs;
   opts.state = state.get();
+  opts.dry_run = a.dry_run;
   opts.on_total = [&progress](uint64_t t) { progress.SetTotal(t); };
   opts.on_confirmed = [&progress](uint64_t n) { progress.Add(n); };
   AuditRecord audit{NowNs(), "", "push", a.src, store->Url(), a.name, 0, ""};
   Result<PushResult> pushed = Push(a.src, *store, opts);
   progress.Finish(pushed.status());
   if (pushed.ok()) audit.bytes = pushed->uploaded_bytes;
-  Audit(state.get(), audit, pushed.status());
+  if (!a.dry_run) Audit(state.get(), audit, pushed.status());  // a dry run writes no state
   if (!pushed.ok()) return pushed.status();
   const PushResult& r = *pushed;
+  if (a.dry_run) {
+    nlohmann::json doc = {{"schema", "cutover.datasync-push/1"},
+                          {"dry_run", true},
+                          {"snapshot", a.name},
+                          {"store", store->Url()},
+                          {"files", r.files},
+                          {"dirs", r.dirs},
+                          {"symlinks", r.symlinks},
+                          {"bytes", r.bytes},
+                          {"chunks", r.chunks},
+                          {"uploaded_objects", 0},
+                          {"uploaded_bytes", 0},
+                          {"would_upload_objects", r.uploaded_objects},
+                          {"would_upload_bytes", r.uploaded_bytes}};
+    std::string table = "dry run: snapshot " + a.name + " of " + std::to_string(r.files) +
+                        " files (" + FormatBytes(r.bytes) + ") would upload " +
+                        std::to_string(r.uploaded_objects) + " objects (" +
+                        FormatBytes(r.uploaded_bytes) + ") to " + store->Url() +
+                        "; nothing was written\n";
+    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+    return 0;
+  }
   nlohmann::json doc = {{"schema", "cutover.datasync-push/1"},
                         {"snapshot", a.name},
                         {"store", store->Url()},
@@ -417,7 +460,11 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   p->add_option("--chunk-avg", push->avg, "Average chunk size in bytes, a power of two");
   p->add_option("--chunk-max", push->max, "Maximum chunk size in bytes");
   p->add_option("--jobs", push->jobs, "Parallel transfers (default 8)")->check(CLI::Range(1, 256));
+  p->add_flag("--dry-run", push->dry_run,
+              "Read and chunk SRC_DIR and say what would be uploaded; write nothing to the store "
+              "or the state");
   AddStoreFlags(p, &push->store_flags);
+  AddBwlimitFlag(p, &push->store_flags);
   SetCommand(p, ctx, [&ctx, push]() { return RunPush(ctx.global, *push); });
 
   auto pull = std::make_shared<PullArgs>();
@@ -429,6 +476,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   l->add_option("DEST_DIR", pull->dest, "Directory to restore into")->required();
   l->add_option("--jobs", pull->jobs, "Parallel transfers (default 8)")->check(CLI::Range(1, 256));
   AddStoreFlags(l, &pull->store_flags);
+  AddBwlimitFlag(l, &pull->store_flags);
   SetCommand(l, ctx, [&ctx, pull]() { return RunPull(ctx.global, *pull); });
 
   auto ver = std::make_shared<VerifyArgs>();
@@ -438,6 +486,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   v->add_option("DEST_DIR", ver->dest, "Also compare this directory with the snapshot");
   v->add_option("--jobs", ver->jobs, "Parallel reads (default 8)")->check(CLI::Range(1, 256));
   AddStoreFlags(v, &ver->store_flags);
+  AddBwlimitFlag(v, &ver->store_flags);
   SetCommand(v, ctx, [&ctx, ver]() { return RunVerify(ctx.global, *ver); });
 
   auto plan = std::make_shared<PushArgs>();

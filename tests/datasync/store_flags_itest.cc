@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <sys/stat.h>
+
+#include <chrono>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -136,6 +139,86 @@ TEST_F(StoreFlagsItest, SelfSignedWebDavIsRefusedUnlessItsCaIsGiven) {
   ASSERT_EQ(Run("datasync ls " + store + " --insecure", &out), 0) << out;
   EXPECT_NE(out.find("warning: --insecure"), std::string::npos) << out;
   ExpectNoCredentialAnywhere();
+}
+
+// --bwlimit caps push, pull and verify: 1.5 MB at 512 KiB/s over two transfers cannot take under
+// about 2.9 s, whatever the machine; without the cap the same transfer is much faster.
+TEST_F(StoreFlagsItest, BwlimitCapsPushPullAndVerify) {
+  NginxDav dav;
+  Status s = dav.Start();
+  if (s.code() == Code::kEnvironment) CUTOVER_SKIP_OR_FAIL(s.message());
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  std::mt19937_64 rng(9);
+  std::string big(1500000, '\0');
+  for (auto& c : big) c = static_cast<char>(rng());
+  ASSERT_TRUE(WriteFileAtomic(src_ + "/d/big", big).ok());
+  const std::string store = dav.url() + "/bw";
+  const std::string limit = " --jobs 2 --bwlimit 512KiB";
+  std::string out;
+  auto timed = [&](const std::string& args) {
+    auto t0 = std::chrono::steady_clock::now();
+    int rc = Run(args, &out);
+    EXPECT_EQ(rc, 0) << args << ":\n" << out;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  double push = timed("datasync push " + src_ + " " + store + " --name snap" + limit);
+  const std::string dest = dir_.Join("dest");
+  double pull = timed("datasync pull " + store + " --name snap " + dest + limit);
+  double verify = timed("datasync verify " + store + " --name snap" + limit);
+  double free_pull = timed("datasync pull " + store + " --name snap " + dir_.Join("dest2"));
+  std::printf("1.5 MB at --bwlimit 512KiB: push %.2f s, pull %.2f s, verify %.2f s; "
+              "pull without a limit %.2f s\n", push, pull, verify, free_pull);
+  const double floor = 1500000.0 / (512 * 1024) * 0.8;  // libcurl averages; allow 20 %
+  EXPECT_GE(push, floor);
+  EXPECT_GE(pull, floor);
+  EXPECT_GE(verify, floor);
+  std::string diff;
+  EXPECT_EQ(testing::RunShell("diff -r " + src_ + " " + dest, &diff), 0) << diff;
+
+  // A share under 1 KiB/s per transfer, or no bandwidth at all, is refused up front.
+  EXPECT_EQ(Run("datasync pull " + store + " --name snap " + dest + " --bwlimit 4KiB --jobs 8",
+                &out),
+            2)
+      << out;
+  EXPECT_NE(out.find("--bwlimit 4KiB leaves under 1 KiB/s to each of 8 transfers"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(Run("datasync push " + src_ + " " + store + " --name x --bwlimit fast", &out), 2)
+      << out;
+  EXPECT_NE(out.find("fast"), std::string::npos) << out;
+}
+
+// push --dry-run chunks and dedups against the store but writes neither the store nor the
+// state; the real push that follows uploads exactly what the dry run announced.
+TEST_F(StoreFlagsItest, PushDryRunWritesNothingAndAnnouncesTheUpload) {
+  NginxDav dav;
+  Status s = dav.Start();
+  if (s.code() == Code::kEnvironment) CUTOVER_SKIP_OR_FAIL(s.message());
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  const std::string store = dav.url() + "/dry";
+  std::string out;
+  ASSERT_EQ(Run("--json datasync push " + src_ + " " + store + " --name snap --dry-run", &out), 0)
+      << out;
+  auto dry = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(dry.is_discarded()) << out;
+  EXPECT_EQ(dry["dry_run"], true);
+  EXPECT_EQ(dry["uploaded_bytes"], 0);
+  EXPECT_GT(dry["would_upload_bytes"].get<uint64_t>(), 300000u);
+  struct stat st;
+  EXPECT_NE(::stat((dav.root() + "/dry").c_str(), &st), 0) << "the dry run wrote to the store";
+  ASSERT_EQ(Run("datasync history", &out), 0) << out;
+  EXPECT_EQ(out.find("push"), std::string::npos) << "a dry run was audited:\n" << out;
+
+  ASSERT_EQ(Run("--json datasync push " + src_ + " " + store + " --name snap", &out), 0) << out;
+  auto real = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(real.is_discarded()) << out;
+  EXPECT_EQ(real["uploaded_bytes"], dry["would_upload_bytes"]);
+  EXPECT_EQ(real["uploaded_objects"], dry["would_upload_objects"]);
+  // Against the now-full store, a dry run would send nothing.
+  ASSERT_EQ(Run("datasync push " + src_ + " " + store + " --name snap2 --dry-run", &out), 0)
+      << out;
+  EXPECT_NE(out.find("would upload"), std::string::npos) << out;
+  EXPECT_NE(out.find("nothing was written"), std::string::npos) << out;
 }
 
 }  // namespace
