@@ -50,7 +50,8 @@ sanitize: deps
 	@cmake -S . -B build-asan -G Ninja -DCUTOVER_SANITIZE=address,undefined -DCUTOVER_CUDA=OFF \
 	  $(CMAKE_ARGS) >/dev/null
 	@cmake --build build-asan -j $(JOBS)
-	@ctest --test-dir build-asan --output-on-failure -j $(JOBS) -L unit
+	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ctest --test-dir build-asan --output-on-failure -j $(JOBS)
 
 clean:
 	rm -rf $(BUILD) build-bench build-fuzz build-asan

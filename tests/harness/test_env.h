@@ -13,6 +13,20 @@
 
 namespace cutover::testing {
 
+// True in a build with AddressSanitizer (-DCUTOVER_SANITIZE=address,...): its figures of time and
+// memory are the instrumentation's, so tests of such budgets skip them.
+#if defined(__SANITIZE_ADDRESS__)
+inline constexpr bool kAddressSanitizer = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+inline constexpr bool kAddressSanitizer = true;
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+#else
+inline constexpr bool kAddressSanitizer = false;
+#endif
+
 // True when the environment variable CI is "true" (or "1").
 bool InCi();
 
