@@ -121,6 +121,7 @@ struct PullArgs {
   std::string name;
   std::string dest;
   int jobs = 8;
+  bool dry_run = false;
   StoreFlags store_flags;
 };
 
@@ -233,19 +234,40 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
   progress.StartTimer();
   PullOptions opts;
   opts.jobs = a.jobs;
+  opts.dry_run = a.dry_run;
   opts.on_total = [&progress](uint64_t t) { progress.SetTotal(t); };
   opts.on_confirmed = [&progress](uint64_t n) { progress.Add(n); };
   AuditRecord audit{NowNs(), "", "pull", store->Url(), a.dest, a.name, 0, ""};
   auto r = Pull(*store, a.name, a.dest, opts);
   progress.Finish(r.status());
   if (r.ok()) audit.bytes = r->downloaded_bytes;
-  Audit(state.get(), audit, r.status());
+  if (!a.dry_run) Audit(state.get(), audit, r.status());  // a dry run writes no state
   if (!r.ok() && r.status().code() == Code::kCorruption) {
     // Corrupt data in the store is a finding about the store (exit 1), not bad input.
     std::fprintf(stderr, "cutover: %s\n", r.status().message().c_str());
     return 1;
   }
   if (!r.ok()) return r.status();
+  if (a.dry_run) {
+    nlohmann::json doc = {{"schema", "cutover.datasync-pull/1"},
+                          {"dry_run", true},
+                          {"snapshot", a.name},
+                          {"store", store->Url()},
+                          {"dest", a.dest},
+                          {"files", r->files},
+                          {"dirs", r->dirs},
+                          {"symlinks", r->symlinks},
+                          {"bytes", r->bytes},
+                          {"downloaded_bytes", 0},
+                          {"would_download_bytes", r->downloaded_bytes},
+                          {"reused_bytes", r->reused_bytes}};
+    std::string table = "dry run: pulling snapshot " + a.name + " (" + std::to_string(r->files) +
+                        " files, " + FormatBytes(r->bytes) + ") into " + a.dest +
+                        " would download " + FormatBytes(r->downloaded_bytes) + " and reuse " +
+                        FormatBytes(r->reused_bytes) + " of its files; nothing was written\n";
+    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+    return 0;
+  }
   nlohmann::json doc = {{"schema", "cutover.datasync-pull/1"},
                         {"snapshot", a.name},
                         {"store", store->Url()},
@@ -475,6 +497,8 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   l->add_option("--name", pull->name, "Snapshot name")->required();
   l->add_option("DEST_DIR", pull->dest, "Directory to restore into")->required();
   l->add_option("--jobs", pull->jobs, "Parallel transfers (default 8)")->check(CLI::Range(1, 256));
+  l->add_flag("--dry-run", pull->dry_run,
+              "Say what would be downloaded and what DEST's files already hold; write nothing");
   AddStoreFlags(l, &pull->store_flags);
   AddBwlimitFlag(l, &pull->store_flags);
   SetCommand(l, ctx, [&ctx, pull]() { return RunPull(ctx.global, *pull); });

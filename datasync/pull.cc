@@ -140,6 +140,15 @@ class Puller {
     for (size_t i = 0; same && i < old_chunks.size(); ++i) {
       same = old_chunks[i].id == e.chunks[i].id && old_chunks[i].length == e.chunks[i].length;
     }
+    if (opts_ != nullptr && opts_->dry_run) {
+      for (const ChunkRef& c : e.chunks) {
+        auto it = local.find(c.id);
+        (it != local.end() && it->second.length == c.length ? reused_bytes_ : downloaded_bytes_) +=
+            c.length;
+      }
+      bytes_ += e.size;
+      return Status::Ok();
+    }
     if (same && (!old_chunks.empty() || e.size == 0)) {
       // The file holds the snapshot's bytes already: only its mode and mtime may differ.
       struct stat st;
@@ -274,7 +283,7 @@ Result<PullResult> Pull(Store& store, const std::string& name, const std::string
   Manifest m = std::move(decoded).value();
   std::sort(m.entries.begin(), m.entries.end(),
             [](const Entry& a, const Entry& b) { return a.path < b.path; });
-  CUTOVER_RETURN_IF_ERROR(MakeDirs(dest_dir));
+  if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(MakeDirs(dest_dir));
   std::string dest = dest_dir;
   while (dest.size() > 1 && dest.back() == '/') dest.pop_back();
   Puller p(store, dest);
@@ -289,9 +298,9 @@ Result<PullResult> Pull(Store& store, const std::string& name, const std::string
   // parallel, then the symlinks (so no file is ever written through a symlink just made).
   std::vector<const Entry*> dirs;
   for (const Entry& e : m.entries) {
-    CUTOVER_RETURN_IF_ERROR(p.PrepareParents(e.path));
+    if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(p.PrepareParents(e.path));
     if (e.type == EntryType::kDir) {
-      CUTOVER_RETURN_IF_ERROR(p.Dir(e));
+      if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(p.Dir(e));
       dirs.push_back(&e);
       ++p.result_.dirs;
     }
@@ -307,10 +316,10 @@ Result<PullResult> Pull(Store& store, const std::string& name, const std::string
   }
   for (const Entry& e : m.entries) {
     if (e.type != EntryType::kSymlink) continue;
-    CUTOVER_RETURN_IF_ERROR(p.Symlink(e));
+    if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(p.Symlink(e));
     ++p.result_.symlinks;
   }
-  CUTOVER_RETURN_IF_ERROR(p.FinishDirs(dirs));
+  if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(p.FinishDirs(dirs));
   p.result_.bytes = p.bytes_.load();
   p.result_.downloaded_bytes = p.downloaded_bytes_.load();
   p.result_.reused_bytes = p.reused_bytes_.load();

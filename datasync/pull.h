@@ -41,6 +41,9 @@ struct PullResult {
 
 struct PullOptions {
   int jobs = 8;  // worker threads
+  // Reads the manifest and chunks DEST's files, and counts what a pull would download and what
+  // it would reuse (downloaded_bytes, reused_bytes), writing nothing: DEST is not even created.
+  bool dry_run = false;
   // Called from worker threads with chunk bytes downloaded and verified.
   std::function<void(uint64_t bytes)> on_confirmed;
   // Called once the manifest is read, with the snapshot's total file bytes.

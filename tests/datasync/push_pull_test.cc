@@ -199,8 +199,19 @@ TEST_F(PushPullTest, RepullDownloadsOnlyTheChangedChunks) {
     mine[10] = static_cast<char>(mine[10] ^ 1);
     Write(dest + "/data/big.bin", mine, 0640);
   }
+  // A dry run first: it announces exactly what the pull then does, and touches nothing.
+  const auto before_dry = Tree(dest);
+  PullOptions dry_opts;
+  dry_opts.dry_run = true;
+  auto dry = Pull(*store_, "snap", dest, dry_opts);
+  ASSERT_TRUE(dry.ok()) << dry.status().ToString();
+  EXPECT_EQ(Tree(dest), before_dry);
   auto second = Pull(*store_, "snap", dest);
   ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(dry->downloaded_bytes, second->downloaded_bytes);
+  EXPECT_EQ(dry->reused_bytes, second->reused_bytes);
+  EXPECT_EQ(dry->bytes, second->bytes);
+  EXPECT_EQ(dry->files, second->files);
   auto want = Tree(src_);
   want.erase("data/fifo");  // not stored (push skips it)
   EXPECT_EQ(Tree(dest), want);
@@ -208,6 +219,22 @@ TEST_F(PushPullTest, RepullDownloadsOnlyTheChangedChunks) {
   EXPECT_LT(second->downloaded_bytes, second->bytes / 4)
       << "downloaded " << second->downloaded_bytes << " of " << second->bytes;
   EXPECT_EQ(second->downloaded_bytes + second->reused_bytes, second->bytes);
+}
+
+TEST_F(PushPullTest, DryRunIntoAMissingDestinationCreatesNothing) {
+  auto pushed = DoPush(*store_);
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  PullOptions o;
+  o.dry_run = true;
+  const std::string dest = dir_.Join("not/yet");
+  auto dry = Pull(*store_, "snap", dest, o);
+  ASSERT_TRUE(dry.ok()) << dry.status().ToString();
+  EXPECT_EQ(dry->downloaded_bytes, pushed->bytes);
+  EXPECT_EQ(dry->reused_bytes, 0u);
+  EXPECT_EQ(dry->symlinks, 2u);
+  struct stat st;
+  EXPECT_NE(::stat(dir_.Join("not").c_str(), &st), 0) << "a dry run created DEST";
+  EXPECT_EQ(Pull(*store_, "nope", dest, o).status().code(), Code::kNotFound);
 }
 
 TEST_F(PushPullTest, ManifestIsPublishedLastAfterEveryChunkIsConfirmed) {
