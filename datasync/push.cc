@@ -377,7 +377,7 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
   CUTOVER_RETURN_IF_ERROR(opts.chunker.Validate());
   struct stat st;
   if (::stat(src_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
-    return Status::NotFound("push: " + src_dir + " is not a directory");
+    return Status::NotFound(src_dir + " is not a directory");  // push and plan alike
   }
   ChunkerParams params = opts.chunker;
   if (opts.dry_run) {

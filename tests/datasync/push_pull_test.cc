@@ -221,6 +221,17 @@ TEST_F(PushPullTest, RepullDownloadsOnlyTheChangedChunks) {
   EXPECT_EQ(second->downloaded_bytes + second->reused_bytes, second->bytes);
 }
 
+TEST_F(PushPullTest, AMissingSourceIsNamedWithoutTheCommand) {
+  // plan runs Push as a dry run, so the message must not say "push".
+  for (bool dry : {false, true}) {
+    PushOptions o{"snap", kSmall};
+    o.dry_run = dry;
+    auto r = Push(dir_.Join("missing"), *store_, o);
+    ASSERT_EQ(r.status().code(), Code::kNotFound);
+    EXPECT_EQ(r.status().message(), dir_.Join("missing") + " is not a directory");
+  }
+}
+
 TEST_F(PushPullTest, DryRunIntoAMissingDestinationCreatesNothing) {
   auto pushed = DoPush(*store_);
   ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
