@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 #include "core/progress.h"
 #include "core/units.h"
@@ -180,28 +181,6 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
   if (!a.dry_run) Audit(state.get(), audit, pushed.status());  // a dry run writes no state
   if (!pushed.ok()) return pushed.status();
   const PushResult& r = *pushed;
-  if (a.dry_run) {
-    nlohmann::json doc = {{"schema", "cutover.datasync-push/1"},
-                          {"dry_run", true},
-                          {"snapshot", a.name},
-                          {"store", store->Url()},
-                          {"files", r.files},
-                          {"dirs", r.dirs},
-                          {"symlinks", r.symlinks},
-                          {"bytes", r.bytes},
-                          {"chunks", r.chunks},
-                          {"uploaded_objects", 0},
-                          {"uploaded_bytes", 0},
-                          {"would_upload_objects", r.uploaded_objects},
-                          {"would_upload_bytes", r.uploaded_bytes}};
-    std::string table = "dry run: snapshot " + a.name + " of " + std::to_string(r.files) +
-                        " files (" + FormatBytes(r.bytes) + ") would upload " +
-                        std::to_string(r.uploaded_objects) + " objects (" +
-                        FormatBytes(r.uploaded_bytes) + ") to " + store->Url() +
-                        "; nothing was written\n";
-    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
-    return 0;
-  }
   nlohmann::json doc = {{"schema", "cutover.datasync-push/1"},
                         {"snapshot", a.name},
                         {"store", store->Url()},
@@ -215,6 +194,19 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
                         {"files_read", r.files_read},
                         {"files_cached", r.files_cached},
                         {"skipped", r.skipped}};
+  if (a.dry_run) {
+    // What Push counted as uploaded is what a real push would upload.
+    doc["dry_run"] = true;
+    doc["would_upload_objects"] = std::exchange(doc["uploaded_objects"], 0);
+    doc["would_upload_bytes"] = std::exchange(doc["uploaded_bytes"], 0);
+    std::string table = "dry run: snapshot " + a.name + " of " + std::to_string(r.files) +
+                        " files (" + FormatBytes(r.bytes) + ") would upload " +
+                        std::to_string(r.uploaded_objects) + " objects (" +
+                        FormatBytes(r.uploaded_bytes) + ") to " + store->Url() +
+                        "; nothing was written\n";
+    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+    return 0;
+  }
   std::string table = "pushed snapshot " + a.name + " to " + store->Url() + ": " +
                       std::to_string(r.files) + " files, " + std::to_string(r.dirs) + " dirs, " +
                       std::to_string(r.symlinks) + " symlinks, " + std::to_string(r.bytes) +
@@ -248,26 +240,6 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
     return 1;
   }
   if (!r.ok()) return r.status();
-  if (a.dry_run) {
-    nlohmann::json doc = {{"schema", "cutover.datasync-pull/1"},
-                          {"dry_run", true},
-                          {"snapshot", a.name},
-                          {"store", store->Url()},
-                          {"dest", a.dest},
-                          {"files", r->files},
-                          {"dirs", r->dirs},
-                          {"symlinks", r->symlinks},
-                          {"bytes", r->bytes},
-                          {"downloaded_bytes", 0},
-                          {"would_download_bytes", r->downloaded_bytes},
-                          {"reused_bytes", r->reused_bytes}};
-    std::string table = "dry run: pulling snapshot " + a.name + " (" + std::to_string(r->files) +
-                        " files, " + FormatBytes(r->bytes) + ") into " + a.dest +
-                        " would download " + FormatBytes(r->downloaded_bytes) + " and reuse " +
-                        FormatBytes(r->reused_bytes) + " of its files; nothing was written\n";
-    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
-    return 0;
-  }
   nlohmann::json doc = {{"schema", "cutover.datasync-pull/1"},
                         {"snapshot", a.name},
                         {"store", store->Url()},
@@ -278,6 +250,16 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
                         {"bytes", r->bytes},
                         {"downloaded_bytes", r->downloaded_bytes},
                         {"reused_bytes", r->reused_bytes}};
+  if (a.dry_run) {
+    doc["dry_run"] = true;
+    doc["would_download_bytes"] = std::exchange(doc["downloaded_bytes"], 0);
+    std::string table = "dry run: pulling snapshot " + a.name + " (" + std::to_string(r->files) +
+                        " files, " + FormatBytes(r->bytes) + ") into " + a.dest +
+                        " would download " + FormatBytes(r->downloaded_bytes) + " and reuse " +
+                        FormatBytes(r->reused_bytes) + " of its files; nothing was written\n";
+    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+    return 0;
+  }
   std::string table =
       "pulled snapshot " + a.name + " into " + a.dest + ": " + std::to_string(r->files) +
       " files, " + std::to_string(r->dirs) + " dirs, " + std::to_string(r->symlinks) +
