@@ -50,7 +50,7 @@ TEST(ParallelPushTest, RepushReadsNothingAndVerifyFindsCorruption) {
   EXPECT_EQ(again->uploaded_bytes, 0u);
 
   std::string dest = dir.Join("dest");
-  auto pulled = Pull(**store, "s", dest, PullOptions{4, nullptr, nullptr});
+  auto pulled = Pull(**store, "s", dest, PullOptions{.jobs = 4});
   ASSERT_TRUE(pulled.ok()) << pulled.status().message();
   auto ok = Verify(**store, "s", dest, 4);
   ASSERT_TRUE(ok.ok());
