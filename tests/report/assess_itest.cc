@@ -137,6 +137,11 @@ TEST_F(AssessCli, FullReportRendersInChromiumWithoutErrors) {
                      &out),
             0)
       << out;
+  nlohmann::json plan = nlohmann::json::parse(Slurp(dir_.Join("plan.json")));
+  CUTOVER_EXPECT_VALID(plan, "datasync-plan-1.json");
+  // Two identical 3 MB files: the second is deduplicated away.
+  EXPECT_EQ(plan["bytes"], 6000000);
+  EXPECT_LE(plan["send_bytes"].get<uint64_t>(), 3000000u + 4096u);
   std::string report = dir_.Join("report");
   int rc = Assess("--source " + Fp("h100-cuda12.4") + " --target " + Fp("h100-cuda12.4") +
                       " --compat " + dir_.Join("src.rec") + " " + dir_.Join("dst.rec") +
