@@ -13,6 +13,7 @@
 #include "core/progress.h"
 #include "core/units.h"
 #include "datasync/check.h"
+#include "datasync/gc.h"
 #include "datasync/manifest.h"
 #include "datasync/pull.h"
 #include "datasync/push.h"
@@ -420,6 +421,68 @@ Result<int> RunCheck(const GlobalOptions& g, const CheckArgs& a) {
   return r.ok ? 0 : 1;
 }
 
+struct GcArgs {
+  std::string store;
+  std::string grace = "1h";
+  int jobs = 8;
+  bool dry_run = false;
+  StoreFlags store_flags;
+};
+
+Result<int> RunGc(const GlobalOptions& g, const GcArgs& a) {
+  CUTOVER_ASSIGN_OR_RETURN(std::chrono::milliseconds grace, ParseDuration(a.grace));
+  if (grace < kMinLockGrace) {
+    return Status::InvalidArgument("--grace " + a.grace + " is under " +
+                                   FormatDuration(kMinLockGrace) +
+                                   " (pushes refresh their lock every 5m)");
+  }
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
+                           OpenStoreWith(a.store, a.store_flags, a.jobs));
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
+  CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, TransferProgress(g));
+  Progress progress(popts, "gc", 0);
+  progress.StartTimer();
+  GcOptions opts;
+  opts.jobs = a.jobs;
+  opts.dry_run = a.dry_run;
+  opts.lock.stale_after = grace;
+  opts.on_deleted = [&progress](uint64_t n) { progress.Add(n); };
+  AuditRecord audit{NowNs(), "", "gc", store->Url(), "", "", 0, ""};
+  Result<GcResult> r = CollectGarbage(*store, opts);
+  progress.Finish(r.status());
+  if (r.ok()) audit.bytes = r->unreferenced_bytes;
+  if (!a.dry_run) Audit(state.get(), audit, r.status());
+  if (!r.ok()) return r.status();
+  nlohmann::json doc = {{"schema", "cutover.datasync-gc/1"},
+                        {"store", store->Url()},
+                        {"dry_run", a.dry_run},
+                        {"grace_s", grace.count() / 1000},
+                        {"snapshots", r->snapshots},
+                        {"referenced_objects", r->referenced_objects},
+                        {"referenced_bytes", r->referenced_bytes},
+                        {"missing_objects", r->missing_objects},
+                        {"foreign_objects", r->foreign_objects},
+                        {"stale_locks_removed", r->stale_locks_removed}};
+  doc[a.dry_run ? "would_delete_objects" : "deleted_objects"] = r->unreferenced_objects;
+  doc[a.dry_run ? "would_delete_bytes" : "deleted_bytes"] = r->unreferenced_bytes;
+  std::string table = std::string(a.dry_run ? "dry run: gc would delete " : "gc deleted ") +
+                      std::to_string(r->unreferenced_objects) + " unreferenced objects (" +
+                      FormatBytes(r->unreferenced_bytes) + ") from " + store->Url() + "; kept " +
+                      std::to_string(r->referenced_objects) + " (" +
+                      FormatBytes(r->referenced_bytes) + ") of " + std::to_string(r->snapshots) +
+                      " snapshots\n";
+  if (r->missing_objects > 0) {
+    table += "warning: " + std::to_string(r->missing_objects) +
+             " objects the snapshots name are missing from the store (run verify)\n";
+  }
+  if (r->foreign_objects > 0) {
+    table += "left " + std::to_string(r->foreign_objects) +
+             " objects under chunks/ or packs/ that datasync did not write\n";
+  }
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  return 0;
+}
+
 Result<int> RunHistory(const GlobalOptions& g, int limit) {
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
   CUTOVER_ASSIGN_OR_RETURN(std::vector<AuditRecord> rows, state->History(limit));
@@ -528,10 +591,23 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   SetCommand(ck, ctx, [&ctx, check]() { return RunCheck(ctx.global, *check); });
 
   auto limit = std::make_shared<int>(100);
-  CLI::App* h = cmd->add_subcommand("history", "List past pushes and pulls (audit table)");
+  CLI::App* h = cmd->add_subcommand("history", "List past pushes, pulls and gc runs (audit table)");
   h->add_option("--limit", *limit, "Newest N transfers (default 100)");
   SetCommand(h, ctx, [&ctx, limit]() { return RunHistory(ctx.global, *limit); });
-  AddNotBuilt(*cmd, ctx, "gc", "Remove unreferenced chunks");
+
+  auto gc = std::make_shared<GcArgs>();
+  CLI::App* gcc = cmd->add_subcommand(
+      "gc",
+      "Delete the chunks and packs no snapshot references (mark and sweep) under a store lock: "
+      "gc refuses to run beside a live push, and a push started meanwhile fails (exit 2)");
+  gcc->add_option("STORE", gc->store, "Store URL")->required();
+  gcc->add_option("--grace", gc->grace,
+                  "A lock not refreshed for this long is stale and ignored, e.g. 2h "
+                  "(default 1h, at least 15m)");
+  gcc->add_option("--jobs", gc->jobs, "Parallel deletes (default 8)")->check(CLI::Range(1, 256));
+  gcc->add_flag("--dry-run", gc->dry_run, "Say what would be deleted; take no lock, delete nothing");
+  AddStoreFlags(gcc, &gc->store_flags);
+  SetCommand(gcc, ctx, [&ctx, gc]() { return RunGc(ctx.global, *gc); });
   AddNotBuilt(*cmd, ctx, "merge", "Publish shard parts as one snapshot");
 }
 

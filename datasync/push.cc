@@ -15,9 +15,11 @@
 
 #include "core/failpoint.h"
 #include "datasync/chunk_hasher.h"
+#include "datasync/gc.h"
 #include "datasync/manifest.h"
 #include "datasync/state.h"
 #include "datasync/store_config.h"
+#include "datasync/store_lock.h"
 #include "datasync/task_pool.h"
 
 namespace cutover {
@@ -215,7 +217,7 @@ class Pusher {
       std::lock_guard<std::mutex> l(mu_);
       if (confirmed_.count(key) != 0) return true;
     }
-    if (opts_.state != nullptr) {
+    if (opts_.state != nullptr && trust_journal_) {
       CUTOVER_ASSIGN_OR_RETURN(bool journaled, opts_.state->IsConfirmed(url_, key));
       if (journaled) {
         ++journal_hits_;
@@ -350,6 +352,7 @@ class Pusher {
 
   Manifest manifest_;
   PushResult result_;
+  bool trust_journal_ = true;  // false: the journal predates the store's last gc
 
  private:
   std::string src_;
@@ -390,7 +393,24 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
   } else {
     CUTOVER_ASSIGN_OR_RETURN(params, EnsureStoreConfig(store, opts.chunker));
   }
+  // The lock keeps gc from deleting what this push finds already stored, until it publishes.
+  std::unique_ptr<StoreLock> lock;
+  if (!opts.dry_run) {
+    CUTOVER_ASSIGN_OR_RETURN(lock, StoreLock::Acquire(store, "push", opts.lock));
+  }
   Pusher p(src_dir, store, params, opts);
+  if (opts.state != nullptr) {
+    // Read under the lock, so no gc runs between this and the publish.
+    CUTOVER_ASSIGN_OR_RETURN(std::string epoch, ReadGcEpoch(store));
+    CUTOVER_ASSIGN_OR_RETURN(std::string journal_epoch, opts.state->JournalEpoch(store.Url()));
+    if (epoch != journal_epoch) {
+      if (opts.dry_run) {
+        p.trust_journal_ = false;
+      } else {
+        CUTOVER_RETURN_IF_ERROR(opts.state->ResetJournal(store.Url(), epoch));
+      }
+    }
+  }
   CUTOVER_RETURN_IF_ERROR(p.LoadPrevious(snapshot_key));
   p.manifest_.name = opts.name;
   p.manifest_.created_ns = static_cast<int64_t>(::time(nullptr)) * 1000000000;
@@ -400,10 +420,12 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
   if (opts.dry_run) return p.result_;
   CUTOVER_ASSIGN_OR_RETURN(std::string encoded, EncodeManifest(p.manifest_));
   CUTOVER_FAILPOINT_RETURN("push.manifest_put.before");
+  CUTOVER_RETURN_IF_ERROR(lock->Check());  // a gc may have run once the lock lapsed
   CUTOVER_RETURN_IF_ERROR(store.Put(snapshot_key, encoded));
   if (opts.state != nullptr) {
     CUTOVER_RETURN_IF_ERROR(opts.state->RememberFiles(store.Url(), p.CacheRows()));
   }
+  CUTOVER_RETURN_IF_ERROR(lock->Release());
   return p.result_;
 }
 

@@ -16,7 +16,10 @@
 //     most what was in flight (jobs x max chunk size);
 //   - dry_run: nothing is written to the store or the state; the result says what would be sent;
 //   - the manifest is published last, and only after every chunk and pack it names is confirmed
-//     present (Head);
+//     present (this run's Head, or the journal);
+//   - a push holds a "push" store lock (datasync/store_lock.h) from before it looks at the store
+//     until the manifest is published, so gc deletes nothing it relies on; a push whose lock
+//     lapsed does not publish; a journal older than the store's gc epoch is dropped first;
 //   - special files (sockets, FIFOs, devices) are skipped and listed in the result; an unreadable
 //     file fails the push; a file whose bytes change between chunking and upload fails the push
 //     (never a silently wrong snapshot).
@@ -33,6 +36,7 @@
 #include "core/status.h"
 #include "datasync/chunker.h"
 #include "datasync/store.h"
+#include "datasync/store_lock.h"
 
 namespace cutover {
 
@@ -44,6 +48,7 @@ struct PushOptions {
   int jobs = 8;                    // worker threads
   DatasyncState* state = nullptr;  // files cache + journal; null: none
   bool dry_run = false;            // plan only: no store or state writes
+  LockOptions lock;                // the push lock gc respects (datasync/store_lock.h)
   // Called from worker threads with file bytes whose chunks are confirmed in the store.
   std::function<void(uint64_t bytes)> on_confirmed;
   // Called once the tree is listed, with the snapshot's total file bytes.

@@ -15,6 +15,9 @@ constexpr Migration kMigrations[] = {
      "CREATE TABLE datasync_audit (id INTEGER PRIMARY KEY, when_ns INTEGER NOT NULL,"
      " who TEXT NOT NULL, what TEXT NOT NULL, source TEXT NOT NULL, destination TEXT NOT NULL,"
      " snapshot TEXT NOT NULL, bytes INTEGER NOT NULL, result TEXT NOT NULL);"},
+    {2,
+     "CREATE TABLE datasync_epochs (store TEXT PRIMARY KEY NOT NULL, epoch TEXT NOT NULL)"
+     " WITHOUT ROWID;"},
 };
 
 // A chunk list as a blob: per chunk 32 id bytes, 8 length, 1 packed flag, 32 pack, 8 offset.
@@ -120,6 +123,34 @@ Status DatasyncState::RecordConfirmed(const std::string& store_url, const std::s
   CUTOVER_RETURN_IF_ERROR(st.Bind(1, store_url));
   CUTOVER_RETURN_IF_ERROR(st.Bind(2, object_key));
   return st.Run();
+}
+
+Result<std::string> DatasyncState::JournalEpoch(const std::string& store_url) {
+  std::lock_guard<std::mutex> l(mu_);
+  CUTOVER_ASSIGN_OR_RETURN(Statement st,
+                           db_.Prepare("SELECT epoch FROM datasync_epochs WHERE store = ?"));
+  CUTOVER_RETURN_IF_ERROR(st.Bind(1, store_url));
+  CUTOVER_ASSIGN_OR_RETURN(bool row, st.Step());
+  return row ? st.Text(0) : std::string();
+}
+
+Status DatasyncState::ResetJournal(const std::string& store_url, const std::string& epoch) {
+  std::lock_guard<std::mutex> l(mu_);
+  CUTOVER_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_));
+  {
+    CUTOVER_ASSIGN_OR_RETURN(Statement st,
+                             db_.Prepare("DELETE FROM datasync_journal WHERE store = ?"));
+    CUTOVER_RETURN_IF_ERROR(st.Bind(1, store_url));
+    CUTOVER_RETURN_IF_ERROR(st.Run());
+  }
+  {
+    CUTOVER_ASSIGN_OR_RETURN(Statement st,
+                             db_.Prepare("INSERT OR REPLACE INTO datasync_epochs VALUES (?, ?)"));
+    CUTOVER_RETURN_IF_ERROR(st.Bind(1, store_url));
+    CUTOVER_RETURN_IF_ERROR(st.Bind(2, epoch));
+    CUTOVER_RETURN_IF_ERROR(st.Run());
+  }
+  return tx.Commit();
 }
 
 Status DatasyncState::RecordAudit(const AuditRecord& r) {

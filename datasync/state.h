@@ -4,7 +4,10 @@
 //            not re-read on the next push to that store.
 //   journal  the chunk and pack keys a store has confirmed (per store URL): a push resumed after
 //            kill -9 skips them without asking the store.
-//   audit    one row per push / pull (when, who, what, source, destination, bytes, result),
+//   epochs   per store URL, the store's gc epoch the journal was written under: a gc that
+//            deletes anything changes the epoch, and the journal of an older epoch is dropped
+//            (it may name chunks that are gone).
+//   audit    one row per push / pull / gc (when, who, what, source, destination, bytes, result),
 //            listed by `cutover datasync history`.
 //
 // Thread-safety: every method may be called from any thread (one connection behind a mutex).
@@ -37,7 +40,7 @@ struct FileStatKey {
 struct AuditRecord {
   int64_t when_ns = 0;  // when the operation started
   std::string who;      // the local user name
-  std::string what;     // "push", "pull"
+  std::string what;     // "push", "pull", "gc"
   std::string source;   // directory or store URL
   std::string destination;
   std::string snapshot;
@@ -66,6 +69,12 @@ class DatasyncState {
   Result<bool> IsConfirmed(const std::string& store_url, const std::string& object_key);
   // Records that `store_url` holds `object_key` (committed before returning).
   Status RecordConfirmed(const std::string& store_url, const std::string& object_key);
+
+  // The store's gc epoch the journal of `store_url` belongs to; "" before any gc was seen.
+  Result<std::string> JournalEpoch(const std::string& store_url);
+  // Drops the journal of `store_url` and records that it now belongs to `epoch` (one
+  // transaction). The files cache stays: its chunk lists are checked against the store.
+  Status ResetJournal(const std::string& store_url, const std::string& epoch);
 
   Status RecordAudit(const AuditRecord& r);
   // The newest `limit` audit rows, newest first.

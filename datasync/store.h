@@ -9,6 +9,8 @@
 //   snapshots/<name>             a snapshot manifest (datasync/manifest.h)
 //   chunks/ab/cd/<64 hex>        one chunk, spread over 65,536 prefixes by its first 4 hex digits
 //   packs/ab/cd/<64 hex>         a pack of small chunks, keyed by the SHA-256 of its bytes
+//   locks/<kind>-<16 hex>        a push or gc lock (datasync/store_lock.h)
+//   gc-epoch                     changed by each gc that deletes (datasync/gc.h)
 // Spreading keys keeps directories small and, on S3, spreads requests over partitioned prefixes.
 //
 // Thread-safety: implementations must allow concurrent calls from many threads (push and pull

@@ -120,5 +120,58 @@ TEST_F(DatasyncCommandTest, BadInputExitsTwo) {
   EXPECT_EQ(RunCutover("datasync verify " + store_ + " --name s", &out), 2);
 }
 
+TEST_F(DatasyncCommandTest, GcDeletesWhatNoSnapshotNamesAndIsAudited) {
+  std::string out;
+  std::string db = " --db " + dir_.Join("state.db");
+  ASSERT_EQ(RunCutover(PushArgs() + db, &out), 0) << out;
+  std::mt19937_64 rng(10);
+  std::string other(300000, '\0');
+  for (auto& c : other) c = static_cast<char>(rng());
+  ASSERT_TRUE(WriteFileAtomic(src_ + "/a/big", other).ok());  // the old big's chunks: orphans
+  ASSERT_EQ(RunCutover(PushArgs() + db, &out), 0) << out;
+
+  ASSERT_EQ(RunCutover("datasync gc " + store_ + " --dry-run --json" + db, &out), 0) << out;
+  auto plan = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(plan.is_discarded()) << out;
+  EXPECT_EQ(plan["schema"], "cutover.datasync-gc/1");
+  EXPECT_EQ(plan["dry_run"], true);
+  EXPECT_GE(plan["would_delete_bytes"].get<uint64_t>(), 700000u);
+
+  ASSERT_EQ(RunCutover("datasync gc " + store_ + " --json" + db, &out), 0) << out;
+  auto done = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(done.is_discarded()) << out;
+  EXPECT_EQ(done["deleted_objects"], plan["would_delete_objects"]);
+  EXPECT_EQ(done["deleted_bytes"], plan["would_delete_bytes"]);
+  EXPECT_EQ(done["missing_objects"], 0);
+  ASSERT_EQ(RunCutover("datasync verify " + store_ + " --name snap", &out), 0) << out;
+  ASSERT_EQ(RunCutover("datasync gc " + store_ + db, &out), 0) << out;
+  EXPECT_EQ(out.rfind("gc deleted 0 unreferenced objects", 0), 0u) << out;
+
+  ASSERT_EQ(RunCutover("datasync history --json" + db, &out), 0) << out;
+  auto hist = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(hist.is_discarded()) << out;
+  ASSERT_EQ(hist["transfers"].size(), 4u);  // two pushes, two gc runs; the dry run is not one
+  EXPECT_EQ(hist["transfers"][0]["what"], "gc");
+  EXPECT_EQ(hist["transfers"][1]["bytes"], done["deleted_bytes"]);
+
+  EXPECT_EQ(RunCutover("datasync gc " + store_ + " --grace 5m" + db, &out), 2);
+  EXPECT_EQ(out, "cutover: --grace 5m is under 15m (pushes refresh their lock every 5m)\n");
+  // A live lock of another gc: this one refuses, in one line, and deletes nothing.
+  ASSERT_TRUE(MakeDirs(dir_.Join("store/locks")).ok());
+  ASSERT_TRUE(WriteFileAtomic(dir_.Join("store/locks/gc-0123456789abcdef"),
+                              R"({"kind":"gc","host":"elsewhere","pid":7,"created_ns":)" +
+                                  std::to_string(time(nullptr)) + "000000000" +
+                                  R"(,"refreshed_ns":)" + std::to_string(time(nullptr)) +
+                                  "000000000}")
+                  .ok());
+  EXPECT_EQ(RunCutover("datasync gc " + store_ + db, &out), 2);
+  EXPECT_EQ(out.find('\n'), out.size() - 1) << out;
+  EXPECT_NE(out.find("locked by a running gc (locks/gc-0123456789abcdef from elsewhere pid 7"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(RunCutover(PushArgs() + db, &out), 2);
+  EXPECT_NE(out.find("locked by a running gc"), std::string::npos) << out;
+}
+
 }  // namespace
 }  // namespace cutover

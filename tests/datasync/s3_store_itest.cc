@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/datasync/gc_scenario.h"
 #include "tests/harness/servers.h"
 #include "tests/harness/test_env.h"
 
@@ -208,6 +209,13 @@ TEST_F(S3StoreTest, MissingBucketIsFailedPrecondition) {
                               "/no-such-bucket/data/config: the bucket does not exist (HTTP 404 "
                               "NoSuchBucket"))
       << s.message();
+}
+
+TEST_F(S3StoreTest, GcDeletesTheReplacedSnapshotsObjectsAndKeepsTheLiveOne) {
+  auto store = Open("s3://cutover/gc", Options());
+  ASSERT_NE(store, nullptr);
+  testing::TempDir tmp;
+  testing::RunGcScenario(*store, tmp.path());
 }
 
 }  // namespace

@@ -14,6 +14,7 @@
 
 #include "core/file_util.h"
 #include "tests/harness/scripted_http_server.h"
+#include "tests/datasync/gc_scenario.h"
 #include "tests/harness/servers.h"
 #include "tests/harness/test_env.h"
 
@@ -285,6 +286,13 @@ TEST(WebDavStoreOpenTest, RejectsBadUrls) {
   ASSERT_TRUE(ok.ok());
   EXPECT_EQ((*ok)->Url(), "https://h:1/a/b");
   EXPECT_EQ((*OpenWebDavStore("http://h", {}))->Url(), "http://h");
+}
+
+TEST_F(WebDavStoreTest, GcDeletesTheReplacedSnapshotsObjectsAndKeepsTheLiveOne) {
+  auto store = Open("/gc");
+  ASSERT_NE(store, nullptr);
+  testing::TempDir tmp;
+  testing::RunGcScenario(*store, tmp.path());
 }
 
 }  // namespace

@@ -1,0 +1,197 @@
+#include "datasync/store_lock.h"
+
+#include <sys/random.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <nlohmann/json.hpp>
+
+#include "core/units.h"
+
+namespace cutover {
+namespace {
+
+int64_t SystemNowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::string HostName() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+LockInfo Parse(std::string_view key, std::string_view bytes) {
+  LockInfo info;
+  info.key = std::string(key);
+  info.kind = "unknown";
+  auto j = nlohmann::json::parse(bytes, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object()) return info;
+  auto str = [&](const char* k) {
+    auto it = j.find(k);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : std::string();
+  };
+  auto num = [&](const char* k) {
+    auto it = j.find(k);
+    return it != j.end() && it->is_number_integer() ? it->get<int64_t>() : int64_t{0};
+  };
+  std::string kind = str("kind");
+  if (kind != "push" && kind != "gc") return info;
+  info.kind = kind;
+  info.host = str("host");
+  info.pid = num("pid");
+  info.created_ns = num("created_ns");
+  info.refreshed_ns = num("refreshed_ns");
+  return info;
+}
+
+bool Conflicts(const std::string& mine, const std::string& theirs) {
+  return mine == "gc" || theirs == "gc";
+}
+
+}  // namespace
+
+std::string RandomHex(size_t bytes) {
+  // getrandom, not std::random_device: libstdc++ may pick arc4random, which needs glibc 2.36
+  // and would raise the glibc the release tarball needs.
+  std::vector<unsigned char> buf(bytes);
+  size_t got = 0;
+  while (got < bytes) {
+    ssize_t n = ::getrandom(buf.data() + got, bytes - got, 0);
+    if (n > 0) {
+      got += static_cast<size_t>(n);
+    } else if (errno != EINTR) {
+      // No getrandom (a pre-3.17 kernel): time and pid still tell concurrent holders apart.
+      uint64_t v = static_cast<uint64_t>(SystemNowNs()) ^ (static_cast<uint64_t>(::getpid()) << 40);
+      for (; got < bytes; ++got, v = v * 6364136223846793005u + 1442695040888963407u) {
+        buf[got] = static_cast<unsigned char>(v >> 56);
+      }
+    }
+  }
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : buf) {
+    out += kDigits[c >> 4];
+    out += kDigits[c & 15];
+  }
+  return out;
+}
+
+Result<std::vector<LockInfo>> ListLocks(Store& store) {
+  std::vector<std::string> keys;
+  CUTOVER_RETURN_IF_ERROR(store.List(kLocksPrefix, [&keys](std::string_view key, uint64_t) {
+    keys.emplace_back(key);
+    return Status::Ok();
+  }));
+  std::vector<LockInfo> out;
+  for (const std::string& key : keys) {
+    Result<std::string> bytes = store.Get(key);
+    if (!bytes.ok()) {
+      if (bytes.status().code() == Code::kNotFound) continue;  // released meanwhile
+      return bytes.status();
+    }
+    out.push_back(Parse(key, *bytes));
+  }
+  return out;
+}
+
+StoreLock::StoreLock(Store& store, LockInfo info, LockOptions options)
+    : store_(store), info_(std::move(info)), options_(std::move(options)) {}
+
+int64_t StoreLock::Now() const { return options_.now_ns ? options_.now_ns() : SystemNowNs(); }
+
+Status StoreLock::Write() {
+  int64_t now = Now();
+  nlohmann::json j = {{"kind", info_.kind},
+                      {"host", info_.host},
+                      {"pid", info_.pid},
+                      {"created_ns", info_.created_ns},
+                      {"refreshed_ns", now}};
+  CUTOVER_RETURN_IF_ERROR(store_.Put(info_.key, j.dump()));
+  std::lock_guard<std::mutex> l(mu_);
+  last_written_ns_ = now;
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<StoreLock>> StoreLock::Acquire(Store& store, const std::string& kind,
+                                                      const LockOptions& options) {
+  if (kind != "push" && kind != "gc") {
+    return Status::InvalidArgument("lock kind must be push or gc, not " + kind);
+  }
+  if (options.refresh_every <= std::chrono::nanoseconds(0) ||
+      options.stale_after <= 2 * options.refresh_every) {
+    return Status::InvalidArgument("a lock's stale_after must exceed twice its refresh interval");
+  }
+  LockInfo info;
+  info.kind = kind;
+  info.key = std::string(kLocksPrefix) + kind + "-" + RandomHex(8);
+  info.host = HostName();
+  info.pid = ::getpid();
+  std::unique_ptr<StoreLock> lock(new StoreLock(store, info, options));
+  lock->info_.created_ns = lock->Now();
+  CUTOVER_RETURN_IF_ERROR(lock->Write());
+  Result<std::vector<LockInfo>> others = ListLocks(store);
+  if (!others.ok()) {
+    (void)lock->Release();
+    return others.status();
+  }
+  const int64_t now = lock->Now();
+  for (const LockInfo& o : *others) {
+    if (o.key == lock->info_.key) continue;
+    int64_t age = now - o.refreshed_ns;
+    if (age > options.stale_after.count() || !Conflicts(kind, o.kind)) continue;
+    (void)lock->Release();
+    auto secs = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::nanoseconds(age));
+    return Status::FailedPrecondition(
+        "store " + store.Url() + " is locked by a running " + o.kind + " (" + o.key + " from " +
+        o.host + " pid " + std::to_string(o.pid) + ", refreshed " +
+        FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(secs)) +
+        " ago); retry once it ends, or delete the lock if that process is gone");
+  }
+  lock->refresher_ = std::thread([raw = lock.get()] { raw->RefreshLoop(); });
+  return lock;
+}
+
+void StoreLock::RefreshLoop() {
+  std::unique_lock<std::mutex> l(mu_);
+  while (!stop_) {
+    cv_.wait_for(l, options_.refresh_every, [this] { return stop_; });
+    if (stop_) break;
+    l.unlock();
+    if (!Check().ok()) return;  // lost: refreshing now would revive a lock gc saw stale
+    (void)Write();              // a failed refresh is retried next round
+    l.lock();
+  }
+}
+
+Status StoreLock::Check() const {
+  std::lock_guard<std::mutex> l(mu_);
+  if (Now() - last_written_ns_ > (options_.stale_after - options_.refresh_every).count()) {
+    lost_ = true;
+  }
+  if (lost_) {
+    return Status::FailedPrecondition("lost the store lock " + info_.key +
+                                      ": it could not be refreshed in time, so another process "
+                                      "may no longer respect it");
+  }
+  return Status::Ok();
+}
+
+Status StoreLock::Release() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (released_) return Status::Ok();
+    released_ = true;
+    stop_ = true;
+  }
+  cv_.notify_all();
+  if (refresher_.joinable()) refresher_.join();
+  return store_.Delete(info_.key);
+}
+
+StoreLock::~StoreLock() { (void)Release(); }
+
+}  // namespace cutover

@@ -1,0 +1,89 @@
+// One gc scenario run against every kind of store (file, WebDAV on nginx, S3 on s3rver): push a
+// tree, replace it with another under the same name, leave the lock of a crashed push, gc; the
+// first tree's objects and the dead lock go, the live snapshot verifies and pulls intact.
+#ifndef CUTOVER_TESTS_DATASYNC_GC_SCENARIO_H_
+#define CUTOVER_TESTS_DATASYNC_GC_SCENARIO_H_
+
+#include <random>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "core/file_util.h"
+#include "datasync/gc.h"
+#include "datasync/pull.h"
+#include "datasync/push.h"
+#include "datasync/verify.h"
+
+namespace cutover::testing {
+
+inline std::string GcScenarioBytes(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string s(n, '\0');
+  for (auto& c : s) c = static_cast<char>(rng());
+  return s;
+}
+
+inline uint64_t CountObjects(Store& store, const std::string& prefix) {
+  uint64_t n = 0;
+  EXPECT_TRUE(store
+                  .List(prefix,
+                        [&n](std::string_view, uint64_t) {
+                          ++n;
+                          return Status::Ok();
+                        })
+                  .ok());
+  return n;
+}
+
+// `tmp` is a scratch directory of the test.
+inline void RunGcScenario(Store& store, const std::string& tmp) {
+  PushOptions o;
+  o.name = "s";
+  o.chunker = ChunkerParams{4096, 16384, 131072};
+  o.jobs = 4;
+  std::vector<PushResult> pushed;
+  for (uint64_t seed : {1, 2}) {
+    std::string src = tmp + "/src" + std::to_string(seed);
+    ASSERT_TRUE(MakeDirs(src + "/small").ok());
+    ASSERT_TRUE(WriteFileAtomic(src + "/big", GcScenarioBytes(600000, seed)).ok());
+    for (int i = 0; i < 10; ++i) {
+      ASSERT_TRUE(
+          WriteFileAtomic(src + "/small/" + std::to_string(i), GcScenarioBytes(200, seed * 100 + i))
+              .ok());
+    }
+    auto r = Push(src, store, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    pushed.push_back(*r);
+  }
+  ASSERT_EQ(CountObjects(store, "locks/"), 0u) << "a finished push left its lock";
+  // A push that crashed two hours ago: its lock was never released nor refreshed.
+  ASSERT_TRUE(store
+                  .Put("locks/push-00000000deadbeef",
+                       R"({"kind":"push","host":"gone","pid":1,"created_ns":1,"refreshed_ns":1})")
+                  .ok());
+
+  auto r = CollectGarbage(store, GcOptions{});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->snapshots, 1u);
+  EXPECT_EQ(r->unreferenced_objects, pushed[0].uploaded_objects);
+  EXPECT_EQ(r->unreferenced_bytes, pushed[0].uploaded_bytes);
+  EXPECT_EQ(r->referenced_objects, pushed[1].uploaded_objects);
+  EXPECT_EQ(r->missing_objects, 0u);
+  EXPECT_EQ(r->stale_locks_removed, 1u);
+  EXPECT_EQ(CountObjects(store, "chunks/") + CountObjects(store, "packs/"),
+            pushed[1].uploaded_objects);
+  EXPECT_EQ(CountObjects(store, "locks/"), 0u);
+  auto v = Verify(store, "s", "", 4);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_TRUE(v->failures.empty());
+  std::string dest = tmp + "/dest";
+  auto pulled = Pull(store, "s", dest, PullOptions{.jobs = 4});
+  ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
+  EXPECT_EQ(*ReadFile(dest + "/big"), GcScenarioBytes(600000, 2));
+  EXPECT_EQ(*ReadFile(dest + "/small/3"), GcScenarioBytes(200, 203));
+}
+
+}  // namespace cutover::testing
+
+#endif  // CUTOVER_TESTS_DATASYNC_GC_SCENARIO_H_
