@@ -24,7 +24,13 @@ std::string HostName() {
   return buf;
 }
 
-LockInfo Parse(std::string_view key, std::string_view bytes) {
+bool Conflicts(const std::string& mine, const std::string& theirs) {
+  return mine == "gc" || theirs == "gc";
+}
+
+}  // namespace
+
+LockInfo ParseLock(std::string_view key, std::string_view bytes) {
   LockInfo info;
   info.key = std::string(key);
   info.kind = "unknown";
@@ -47,12 +53,6 @@ LockInfo Parse(std::string_view key, std::string_view bytes) {
   info.refreshed_ns = num("refreshed_ns");
   return info;
 }
-
-bool Conflicts(const std::string& mine, const std::string& theirs) {
-  return mine == "gc" || theirs == "gc";
-}
-
-}  // namespace
 
 std::string RandomHex(size_t bytes) {
   // getrandom, not std::random_device: libstdc++ may pick arc4random, which needs glibc 2.36
@@ -93,7 +93,7 @@ Result<std::vector<LockInfo>> ListLocks(Store& store) {
       if (bytes.status().code() == Code::kNotFound) continue;  // released meanwhile
       return bytes.status();
     }
-    out.push_back(Parse(key, *bytes));
+    out.push_back(ParseLock(key, *bytes));
   }
   return out;
 }

@@ -55,6 +55,10 @@ struct LockOptions {
   std::function<int64_t()> now_ns;
 };
 
+// A lock object's body as read from the store (outside input): kind "unknown" and every time 0
+// unless it is a JSON object with kind "push" or "gc"; missing or mistyped fields read as empty.
+LockInfo ParseLock(std::string_view key, std::string_view bytes);
+
 // `bytes` random bytes from the kernel, as lowercase hex.
 std::string RandomHex(size_t bytes);
 
