@@ -10,10 +10,13 @@
 namespace cutover::probe {
 namespace {
 
+// The leading decimal number of `version`; -1 when there is none or it has more than 9 digits
+// (no version component is that long, and a longer one would overflow).
 int Major(std::string_view version) {
   int m = 0;
   size_t i = 0;
   while (i < version.size() && version[i] >= '0' && version[i] <= '9') {
+    if (i == 9) return -1;
     m = m * 10 + (version[i] - '0');
     ++i;
   }
