@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <set>
 #include <span>
 #include <utility>
@@ -540,8 +541,11 @@ Result<Millis> ParseSpecDuration(std::string_view text) {
     while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.')) ++i;
     if (i == start) return bad("expected a number at '" + std::string(text.substr(start)) + "'");
     std::string num(text.substr(start, i - start));
-    if (std::count(num.begin(), num.end(), '.') > 1) return bad("malformed number " + num);
-    double value = std::stod(num);
+    if (std::count(num.begin(), num.end(), '.') > 1 || num == ".") {
+      return bad("malformed number " + num);
+    }
+    // strtod, not stod: a number too large for a double is HUGE_VAL (then "too long"), not a throw.
+    double value = std::strtod(num.c_str(), nullptr);
     size_t ustart = i;
     while (i < text.size() && text[i] >= 'a' && text[i] <= 'z') ++i;
     std::string_view unit = text.substr(ustart, i - ustart);

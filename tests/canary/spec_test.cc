@@ -355,6 +355,10 @@ TEST(DurationTest, ParsesAndRejects) {
             "bad duration 's': expected a number at 's'");
   EXPECT_EQ(ParseSpecDuration("1..2s").status().message(),
             "bad duration '1..2s': malformed number 1..2");
+  // Found by fuzz_canary_spec: these threw from std::stod.
+  EXPECT_EQ(ParseSpecDuration(".s").status().message(), "bad duration '.s': malformed number .");
+  EXPECT_EQ(ParseSpecDuration(std::string(400, '9') + "s").status().message(),
+            "bad duration '" + std::string(400, '9') + "s': too long");
   EXPECT_EQ(PromDuration(Millis(30000)), "30s");
   EXPECT_EQ(PromDuration(Millis(1500)), "1500ms");
 }
