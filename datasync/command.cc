@@ -17,6 +17,7 @@
 #include "datasync/manifest.h"
 #include "datasync/pull.h"
 #include "datasync/push.h"
+#include "datasync/shard.h"
 #include "datasync/state.h"
 #include "datasync/store.h"
 #include "datasync/verify.h"
@@ -115,6 +116,7 @@ struct PushArgs {
   int jobs = 8;
   std::string bandwidth = "10Gbit";  // plan only
   bool dry_run = false;              // push only
+  std::string shard;                 // push only: "I/N"
   StoreFlags store_flags;
 };
 
@@ -161,6 +163,13 @@ void Audit(DatasyncState* state, AuditRecord r, const Status& outcome) {
 
 Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
   CUTOVER_ASSIGN_OR_RETURN(ChunkerParams params, ChunkerParams::Make(a.min, a.avg, a.max));
+  std::optional<ShardSpec> shard;
+  if (!a.shard.empty()) {
+    CUTOVER_ASSIGN_OR_RETURN(shard, ParseShard(a.shard));
+  }
+  // What this push publishes: the snapshot, or its part for a later merge.
+  const std::string what =
+      shard ? "part " + a.shard + " of snapshot " + a.name : "snapshot " + a.name;
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
                            OpenStoreWith(a.store, a.store_flags, a.jobs));
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
@@ -173,9 +182,11 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
   opts.jobs = a.jobs;
   opts.state = state.get();
   opts.dry_run = a.dry_run;
+  opts.shard = shard;
   opts.on_total = [&progress](uint64_t t) { progress.SetTotal(t); };
   opts.on_confirmed = [&progress](uint64_t n) { progress.Add(n); };
-  AuditRecord audit{NowNs(), "", "push", a.src, store->Url(), a.name, 0, ""};
+  AuditRecord audit{NowNs(), "", "push",     a.src, store->Url(),
+                    shard ? a.name + " part " + a.shard : a.name,  0,  ""};
   Result<PushResult> pushed = Push(a.src, *store, opts);
   progress.Finish(pushed.status());
   if (pushed.ok()) audit.bytes = pushed->uploaded_bytes;
@@ -195,12 +206,13 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
                         {"files_read", r.files_read},
                         {"files_cached", r.files_cached},
                         {"skipped", r.skipped}};
+  if (shard) doc["shard"] = {{"index", shard->index}, {"count", shard->count}};
   if (a.dry_run) {
     // What Push counted as uploaded is what a real push would upload.
     doc["dry_run"] = true;
     doc["would_upload_objects"] = std::exchange(doc["uploaded_objects"], 0);
     doc["would_upload_bytes"] = std::exchange(doc["uploaded_bytes"], 0);
-    std::string table = "dry run: snapshot " + a.name + " of " + std::to_string(r.files) +
+    std::string table = "dry run: " + what + " of " + std::to_string(r.files) +
                         " files (" + FormatBytes(r.bytes) + ") would upload " +
                         std::to_string(r.uploaded_objects) + " objects (" +
                         FormatBytes(r.uploaded_bytes) + ") to " + store->Url() +
@@ -208,12 +220,17 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
     CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
     return 0;
   }
-  std::string table = "pushed snapshot " + a.name + " to " + store->Url() + ": " +
+  std::string table = "pushed " + what + " to " + store->Url() + ": " +
                       std::to_string(r.files) + " files, " + std::to_string(r.dirs) + " dirs, " +
                       std::to_string(r.symlinks) + " symlinks, " + std::to_string(r.bytes) +
                       " bytes; uploaded " + std::to_string(r.uploaded_objects) + " objects (" +
                       std::to_string(r.uploaded_bytes) + " bytes)\n";
   for (const std::string& s : r.skipped) table += "skipped " + s + "\n";
+  if (shard) {
+    table += "when every part of " + std::to_string(shard->count) +
+             " is pushed, publish them: cutover datasync merge " + store->Url() + " --name " +
+             a.name + "\n";
+  }
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
   return 0;
 }
@@ -332,8 +349,40 @@ Result<int> RunLs(const GlobalOptions& g, const LsArgs& a) {
     table += m.name + "\t" + std::to_string(files) + "\t" + FormatBytes(total) + "\t" +
              std::to_string(m.created_ns) + "\n";
   }
-  nlohmann::json doc = {
-      {"schema", "cutover.datasync-ls/1"}, {"store", store->Url()}, {"snapshots", list}};
+  // Parts of sharded pushes not merged yet.
+  std::vector<std::string> part_keys;
+  CUTOVER_RETURN_IF_ERROR(store->List(kPartsPrefix, [&part_keys](std::string_view key, uint64_t) {
+    part_keys.emplace_back(key);
+    return Status::Ok();
+  }));
+  std::sort(part_keys.begin(), part_keys.end());
+  nlohmann::json parts = nlohmann::json::array();
+  if (!part_keys.empty()) table += "PART\tSHARD\tFILES\tBYTES\tCREATED_NS\n";
+  for (const std::string& key : part_keys) {
+    std::string name;
+    ShardSpec spec;
+    if (!ParsePartKey(key, &name, &spec)) continue;  // merge names it; ls only lists
+    CUTOVER_ASSIGN_OR_RETURN(std::string bytes, store->Get(key));
+    CUTOVER_ASSIGN_OR_RETURN(Manifest m, DecodeManifest(bytes));
+    uint64_t files = 0, total = 0;
+    for (const Entry& e : m.entries) {
+      if (e.type == EntryType::kFile) ++files;
+      total += e.size;
+    }
+    parts.push_back({{"name", name},
+                     {"index", spec.index},
+                     {"count", spec.count},
+                     {"files", files},
+                     {"bytes", total},
+                     {"created_ns", m.created_ns}});
+    table += name + "\t" + std::to_string(spec.index) + "/" + std::to_string(spec.count) + "\t" +
+             std::to_string(files) + "\t" + FormatBytes(total) + "\t" +
+             std::to_string(m.created_ns) + "\n";
+  }
+  nlohmann::json doc = {{"schema", "cutover.datasync-ls/1"},
+                        {"store", store->Url()},
+                        {"snapshots", list},
+                        {"parts", parts}};
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
   return 0;
 }
@@ -483,6 +532,54 @@ Result<int> RunGc(const GlobalOptions& g, const GcArgs& a) {
   return 0;
 }
 
+struct MergeArgs {
+  std::string store;
+  std::string name;
+  bool keep_parts = false;
+  bool dry_run = false;
+  StoreFlags store_flags;
+};
+
+Result<int> RunMerge(const GlobalOptions& g, const MergeArgs& a) {
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStoreWith(a.store, a.store_flags, 8));
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
+  MergeOptions opts;
+  opts.keep_parts = a.keep_parts;
+  opts.dry_run = a.dry_run;
+  AuditRecord audit{NowNs(), "", "merge", store->Url(), store->Url(), a.name, 0, ""};
+  Result<MergeResult> r = MergeParts(*store, a.name, opts);
+  if (r.ok()) audit.bytes = r->bytes;
+  if (!a.dry_run) Audit(state.get(), audit, r.status());
+  if (!r.ok()) return r.status();
+  nlohmann::json doc = {{"schema", "cutover.datasync-merge/1"},
+                        {"snapshot", a.name},
+                        {"store", store->Url()},
+                        {"dry_run", a.dry_run},
+                        {"parts", r->parts},
+                        {"files", r->files},
+                        {"dirs", r->dirs},
+                        {"symlinks", r->symlinks},
+                        {"bytes", r->bytes},
+                        {"chunks", r->chunks},
+                        {"parts_removed", r->parts_removed},
+                        {"parts_left", r->parts_left}};
+  std::string counts = std::to_string(r->files) + " files, " + std::to_string(r->dirs) +
+                       " dirs, " + std::to_string(r->symlinks) + " symlinks, " +
+                       FormatBytes(r->bytes);
+  std::string table;
+  if (a.dry_run) {
+    table = "dry run: merging " + std::to_string(r->parts) + " parts would publish snapshot " +
+            a.name + " (" + counts + "); nothing was written\n";
+  } else {
+    table = "merged " + std::to_string(r->parts) + " parts into snapshot " + a.name + " on " +
+            store->Url() + ": " + counts + "; removed " + std::to_string(r->parts_removed) +
+            " parts\n";
+    for (const std::string& left : r->parts_left) table += "warning: part left: " + left + "\n";
+  }
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  return 0;
+}
+
 Result<int> RunHistory(const GlobalOptions& g, int limit) {
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
   CUTOVER_ASSIGN_OR_RETURN(std::vector<AuditRecord> rows, state->History(limit));
@@ -530,6 +627,9 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   p->add_flag("--dry-run", push->dry_run,
               "Read and chunk SRC_DIR and say what would be uploaded; write nothing to the store "
               "or the state");
+  p->add_option("--shard", push->shard,
+                "Push only shard I of N (e.g. 2/4: the entries whose path hashes to 2), as a part "
+                "that `datasync merge` publishes once all N are pushed; run one per machine");
   AddStoreFlags(p, &push->store_flags);
   AddBwlimitFlag(p, &push->store_flags);
   SetCommand(p, ctx, [&ctx, push]() { return RunPush(ctx.global, *push); });
@@ -591,7 +691,8 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   SetCommand(ck, ctx, [&ctx, check]() { return RunCheck(ctx.global, *check); });
 
   auto limit = std::make_shared<int>(100);
-  CLI::App* h = cmd->add_subcommand("history", "List past pushes, pulls and gc runs (audit table)");
+  CLI::App* h =
+      cmd->add_subcommand("history", "List past pushes, pulls, merges and gc runs (audit table)");
   h->add_option("--limit", *limit, "Newest N transfers (default 100)");
   SetCommand(h, ctx, [&ctx, limit]() { return RunHistory(ctx.global, *limit); });
 
@@ -608,7 +709,17 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   gcc->add_flag("--dry-run", gc->dry_run, "Say what would be deleted; take no lock, delete nothing");
   AddStoreFlags(gcc, &gc->store_flags);
   SetCommand(gcc, ctx, [&ctx, gc]() { return RunGc(ctx.global, *gc); });
-  AddNotBuilt(*cmd, ctx, "merge", "Publish shard parts as one snapshot");
+  auto merge = std::make_shared<MergeArgs>();
+  CLI::App* mg = cmd->add_subcommand(
+      "merge",
+      "Publish the parts of a sharded push (push --shard I/N on N machines) as one snapshot, "
+      "once all N are in the store and saw the same tree; then remove the parts");
+  mg->add_option("STORE", merge->store, "Store URL")->required();
+  mg->add_option("--name", merge->name, "Snapshot name the parts were pushed with")->required();
+  mg->add_flag("--keep-parts", merge->keep_parts, "Leave the parts in the store");
+  mg->add_flag("--dry-run", merge->dry_run, "Check the parts and count; write nothing");
+  AddStoreFlags(mg, &merge->store_flags);
+  SetCommand(mg, ctx, [&ctx, merge]() { return RunMerge(ctx.global, *merge); });
 }
 
 }  // namespace cutover

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "datasync/manifest.h"
+#include "datasync/shard.h"
 #include "datasync/task_pool.h"
 
 namespace cutover {
@@ -45,10 +46,12 @@ Result<GcResult> CollectGarbage(Store& store, const GcOptions& options) {
   // Mark. The value says whether the sweep listed the object.
   std::unordered_map<std::string, bool> referenced;
   std::vector<std::string> snapshots;
-  CUTOVER_RETURN_IF_ERROR(store.List("snapshots/", [&](std::string_view key, uint64_t) {
-    snapshots.emplace_back(key);
-    return Status::Ok();
-  }));
+  for (const char* prefix : {"snapshots/", kPartsPrefix}) {  // parts await a merge
+    CUTOVER_RETURN_IF_ERROR(store.List(prefix, [&](std::string_view key, uint64_t) {
+      snapshots.emplace_back(key);
+      return Status::Ok();
+    }));
+  }
   for (const std::string& key : snapshots) {
     Result<std::string> bytes = store.Get(key);
     if (!bytes.ok() && bytes.status().code() == Code::kNotFound) continue;  // removed meanwhile

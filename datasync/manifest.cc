@@ -356,6 +356,18 @@ Status ValidateManifest(const Manifest& m) {
                                    std::to_string(kManifestFormat) + ")");
   }
   CUTOVER_RETURN_IF_ERROR(m.chunker.Validate().WithContext("manifest"));
+  if (m.shard.has_value()) {
+    const ShardInfo& sh = *m.shard;
+    if (sh.count < 1 || sh.count > kMaxShards || sh.index < 1 || sh.index > sh.count) {
+      return Status::InvalidArgument("manifest: shard " + std::to_string(sh.index) + "/" +
+                                     std::to_string(sh.count) + " is not I/N with 1 <= I <= N <= " +
+                                     std::to_string(kMaxShards));
+    }
+    if (sh.tree_entries < m.entries.size()) {
+      return Status::InvalidArgument("manifest: shard holds " + std::to_string(m.entries.size()) +
+                                     " entries of a tree of " + std::to_string(sh.tree_entries));
+    }
+  }
   std::unordered_map<std::string_view, size_t> index;
   index.reserve(m.entries.size());
   for (size_t i = 0; i < m.entries.size(); ++i) {
@@ -419,6 +431,12 @@ Result<std::string> EncodeManifest(const Manifest& m) {
     entries.push_back(std::move(j));
   }
   doc["entries"] = std::move(entries);
+  if (m.shard.has_value()) {
+    doc["shard"] = {{"index", m.shard->index},
+                    {"count", m.shard->count},
+                    {"tree_entries", m.shard->tree_entries},
+                    {"tree_digest", ToHex(m.shard->tree_digest)}};
+  }
   std::string text = doc.dump();  // every string is valid UTF-8 (PutName), so this cannot throw
   std::string out(ZSTD_compressBound(text.size()), '\0');
   size_t n = ZSTD_compress(out.data(), out.size(), text.data(), text.size(), kZstdLevel);
@@ -479,6 +497,25 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   for (size_t i = 0; i < entries->size(); ++i) {
     CUTOVER_ASSIGN_OR_RETURN(Entry e, ParseEntry((*entries)[i], i));
     m.entries.push_back(std::move(e));
+  }
+  if (auto sh = doc.find("shard"); sh != doc.end()) {
+    if (!sh->is_object()) return Status::InvalidArgument("manifest: \"shard\" is not an object");
+    Fields sf(*sh, "manifest: shard");
+    CUTOVER_ASSIGN_OR_RETURN(uint64_t index, sf.U64("index"));
+    CUTOVER_ASSIGN_OR_RETURN(uint64_t count, sf.U64("count"));
+    if (index > kMaxShards || count > kMaxShards) {
+      return Status::InvalidArgument("manifest: shard " + std::to_string(index) + "/" +
+                                     std::to_string(count) + " is out of range");
+    }
+    ShardInfo info;
+    info.index = static_cast<uint32_t>(index);
+    info.count = static_cast<uint32_t>(count);
+    CUTOVER_ASSIGN_OR_RETURN(info.tree_entries, sf.U64("tree_entries"));
+    CUTOVER_ASSIGN_OR_RETURN(std::string digest, sf.Str("tree_digest"));
+    Result<ChunkId> id = ParseChunkId(digest);
+    if (!id.ok()) return Status::InvalidArgument("manifest: shard: bad \"tree_digest\"");
+    info.tree_digest = *id;
+    m.shard = info;
   }
   CUTOVER_RETURN_IF_ERROR(ValidateManifest(m));
   return m;

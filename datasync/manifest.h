@@ -12,6 +12,9 @@
 //      {"path": "data/small", "type": "file", ..., "chunks":
 //         [{"id": "<64 hex>", "len": 9, "pack": "<64 hex>", "off": 1024}]},
 //      {"path": "latest", "type": "symlink", "mode": 511, "mtime_ns": ..., "target": "data"}]}
+// A shard's part (datasync/shard.h) also has
+//   "shard": {"index": 2, "count": 4, "tree_entries": 1234, "tree_digest": "<64 hex>"}
+// (readers that predate it ignore the member; a part lives under parts/, not snapshots/).
 // Paths are relative, '/'-separated. A path or target that is not valid UTF-8 is stored as
 // "path_hex"/"target_hex" (hex of its bytes) instead, so any Linux file name round-trips.
 // "id" is always the SHA-256 of the chunk's bytes; "pack"/"off" say where it lies when it was
@@ -25,6 +28,7 @@
 #define CUTOVER_DATASYNC_MANIFEST_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -69,12 +73,26 @@ struct Entry {
   bool operator==(const Entry&) const = default;
 };
 
+// A sharded push's part of a snapshot (datasync/shard.h): which share of the tree it holds,
+// and what the whole tree looked like to it, so a merge can prove its parts partition one tree.
+struct ShardInfo {
+  uint32_t index = 0;        // 1..count
+  uint32_t count = 0;        // 1..kMaxShards
+  uint64_t tree_entries = 0; // entries of the whole tree, every shard's
+  ChunkId tree_digest{};     // SHA-256 over the whole tree's paths and types, in walk order
+
+  bool operator==(const ShardInfo&) const = default;
+};
+
+inline constexpr uint32_t kMaxShards = 4096;
+
 struct Manifest {
   int format = kManifestFormat;
   std::string name;        // the snapshot name
   int64_t created_ns = 0;  // when the push started
   ChunkerParams chunker;   // the parameters the chunks were cut with
   std::vector<Entry> entries;
+  std::optional<ShardInfo> shard;  // set on a part (parts/<name>/...), never on a snapshot
 
   bool operator==(const Manifest&) const = default;
 };

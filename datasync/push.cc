@@ -95,13 +95,19 @@ class Pusher {
       e.path = path;
       e.mode = st.st_mode & 07777;
       e.mtime_ns = MtimeNs(st);
+      const bool mine = !opts_.shard.has_value() || InShard(path, *opts_.shard);
       if (S_ISDIR(st.st_mode)) {
         e.type = EntryType::kDir;
-        manifest_.entries.push_back(e);
-        ++result_.dirs;
-        CUTOVER_RETURN_IF_ERROR(Walk(path));
+        tree_.Add(path, e.type);
+        if (mine) {
+          manifest_.entries.push_back(e);
+          ++result_.dirs;
+        }
+        CUTOVER_RETURN_IF_ERROR(Walk(path));  // another shard's directory may hold our files
       } else if (S_ISLNK(st.st_mode)) {
         e.type = EntryType::kSymlink;
+        tree_.Add(path, e.type);
+        if (!mine) continue;
         std::string target(static_cast<size_t>(st.st_size) + 256, '\0');
         ssize_t n = ::readlink(full.c_str(), target.data(), target.size());
         if (n < 0) return Status::IoError(Errno("cannot read symlink", full));
@@ -111,6 +117,8 @@ class Pusher {
         ++result_.symlinks;
       } else if (S_ISREG(st.st_mode)) {
         e.type = EntryType::kFile;
+        tree_.Add(path, e.type);
+        if (!mine) continue;
         manifest_.entries.push_back(std::move(e));
         FileWork w;
         w.entry = manifest_.entries.size() - 1;
@@ -122,7 +130,7 @@ class Pusher {
         total_bytes_ += w.key.size;
         files_.push_back(std::move(w));
         ++result_.files;
-      } else {
+      } else if (mine) {
         result_.skipped.push_back(path + " (" + SpecialKind(st.st_mode) + ")");
       }
     }
@@ -352,6 +360,7 @@ class Pusher {
 
   Manifest manifest_;
   PushResult result_;
+  TreeDigest tree_;  // the whole tree, every shard's entries
   bool trust_journal_ = true;  // false: the journal predates the store's last gc
 
  private:
@@ -377,6 +386,10 @@ class Pusher {
 
 Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOptions& opts) {
   CUTOVER_ASSIGN_OR_RETURN(std::string snapshot_key, SnapshotKey(opts.name));
+  std::string publish_key = snapshot_key;
+  if (opts.shard.has_value()) {
+    CUTOVER_ASSIGN_OR_RETURN(publish_key, PartKey(opts.name, *opts.shard));
+  }
   CUTOVER_RETURN_IF_ERROR(opts.chunker.Validate());
   struct stat st;
   if (::stat(src_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode)) {
@@ -412,16 +425,21 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
     }
   }
   CUTOVER_RETURN_IF_ERROR(p.LoadPrevious(snapshot_key));
+  if (publish_key != snapshot_key) CUTOVER_RETURN_IF_ERROR(p.LoadPrevious(publish_key));
   p.manifest_.name = opts.name;
   p.manifest_.created_ns = static_cast<int64_t>(::time(nullptr)) * 1000000000;
   p.manifest_.chunker = params;
   CUTOVER_RETURN_IF_ERROR(p.Walk(""));
   CUTOVER_RETURN_IF_ERROR(p.Run());
+  if (opts.shard.has_value()) {
+    p.manifest_.shard = ShardInfo{opts.shard->index, opts.shard->count, p.tree_.entries(),
+                                  p.tree_.Final()};
+  }
   if (opts.dry_run) return p.result_;
   CUTOVER_ASSIGN_OR_RETURN(std::string encoded, EncodeManifest(p.manifest_));
   CUTOVER_FAILPOINT_RETURN("push.manifest_put.before");
   CUTOVER_RETURN_IF_ERROR(lock->Check());  // a gc may have run once the lock lapsed
-  CUTOVER_RETURN_IF_ERROR(store.Put(snapshot_key, encoded));
+  CUTOVER_RETURN_IF_ERROR(store.Put(publish_key, encoded));
   if (opts.state != nullptr) {
     CUTOVER_RETURN_IF_ERROR(opts.state->RememberFiles(store.Url(), p.CacheRows()));
   }

@@ -20,6 +20,9 @@
 //   - a push holds a "push" store lock (datasync/store_lock.h) from before it looks at the store
 //     until the manifest is published, so gc deletes nothing it relies on; a push whose lock
 //     lapsed does not publish; a journal older than the store's gc epoch is dropped first;
+//   - with a shard I/N: every entry of the tree is walked (stat only) and digested, but only
+//     the shard's own entries are read, uploaded and listed in the part it publishes; the counts
+//     in the result are the shard's;
 //   - special files (sockets, FIFOs, devices) are skipped and listed in the result; an unreadable
 //     file fails the push; a file whose bytes change between chunking and upload fails the push
 //     (never a silently wrong snapshot).
@@ -30,11 +33,13 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/status.h"
 #include "datasync/chunker.h"
+#include "datasync/shard.h"
 #include "datasync/store.h"
 #include "datasync/store_lock.h"
 
@@ -49,6 +54,9 @@ struct PushOptions {
   DatasyncState* state = nullptr;  // files cache + journal; null: none
   bool dry_run = false;            // plan only: no store or state writes
   LockOptions lock;                // the push lock gc respects (datasync/store_lock.h)
+  // Set: push only this shard's share of the tree, as a part for `datasync merge`
+  // (datasync/shard.h), published at parts/<name>/<I>-of-<N> instead of snapshots/<name>.
+  std::optional<ShardSpec> shard;
   // Called from worker threads with file bytes whose chunks are confirmed in the store.
   std::function<void(uint64_t bytes)> on_confirmed;
   // Called once the tree is listed, with the snapshot's total file bytes.

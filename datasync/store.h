@@ -7,6 +7,8 @@
 // Layout (the keys every Store implementation shares):
 //   config                       the store's config object (format, chunker, hash, encryption)
 //   snapshots/<name>             a snapshot manifest (datasync/manifest.h)
+//   parts/<name>/<I>-of-<N>      a sharded push's part of snapshot <name>, until merged
+//                                (datasync/shard.h)
 //   chunks/ab/cd/<64 hex>        one chunk, spread over 65,536 prefixes by its first 4 hex digits
 //   packs/ab/cd/<64 hex>         a pack of small chunks, keyed by the SHA-256 of its bytes
 //   locks/<kind>-<16 hex>        a push or gc lock (datasync/store_lock.h)

@@ -173,5 +173,69 @@ TEST_F(DatasyncCommandTest, GcDeletesWhatNoSnapshotNamesAndIsAudited) {
   EXPECT_NE(out.find("locked by a running gc"), std::string::npos) << out;
 }
 
+TEST_F(DatasyncCommandTest, ShardedPushesMergeIntoOneSnapshot) {
+  std::string out;
+  std::string db = " --db " + dir_.Join("state.db");
+  ASSERT_EQ(RunCutover(PushArgs() + " --shard 1/2" + db, &out), 0) << out;
+  EXPECT_EQ(out.rfind("pushed part 1/2 of snapshot snap to " + store_ + ": ", 0), 0u) << out;
+  EXPECT_NE(out.find("publish them: cutover datasync merge " + store_ + " --name snap\n"),
+            std::string::npos)
+      << out;
+  // One part is not a snapshot, and merge says what is missing.
+  EXPECT_EQ(RunCutover("datasync pull " + store_ + " --name snap " + dir_.Join("x"), &out), 2);
+  EXPECT_EQ(RunCutover("datasync merge " + store_ + " --name snap" + db, &out), 2);
+  EXPECT_EQ(out,
+            "cutover: snapshot snap lacks part(s) 2 of 2: push them with --shard I/2 and merge "
+            "again\n");
+  ASSERT_EQ(RunCutover(PushArgs() + " --shard 2/2 --json" + db, &out), 0) << out;
+  auto part = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(part.is_discarded()) << out;
+  EXPECT_EQ(part["shard"]["index"], 2);
+  EXPECT_EQ(part["shard"]["count"], 2);
+
+  ASSERT_EQ(RunCutover("datasync ls " + store_ + " --json", &out), 0) << out;
+  auto ls = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(ls.is_discarded()) << out;
+  EXPECT_EQ(ls["snapshots"].size(), 0u);
+  ASSERT_EQ(ls["parts"].size(), 2u);
+  EXPECT_EQ(ls["parts"][0]["name"], "snap");
+  EXPECT_EQ(ls["parts"][1]["index"], 2);
+  EXPECT_EQ(ls["parts"][0]["files"].get<int>() + ls["parts"][1]["files"].get<int>(), 21);
+
+  ASSERT_EQ(RunCutover("datasync merge " + store_ + " --name snap --dry-run" + db, &out), 0)
+      << out;
+  EXPECT_EQ(out.rfind("dry run: merging 2 parts would publish snapshot snap (21 files, ", 0), 0u)
+      << out;
+  ASSERT_EQ(RunCutover("datasync merge " + store_ + " --name snap --json" + db, &out), 0) << out;
+  auto merged = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(merged.is_discarded()) << out;
+  EXPECT_EQ(merged["schema"], "cutover.datasync-merge/1");
+  EXPECT_EQ(merged["files"], 21);
+  EXPECT_EQ(merged["dirs"], 2);
+  EXPECT_EQ(merged["symlinks"], 1);
+  EXPECT_EQ(merged["parts_removed"], 2);
+
+  std::string dest = dir_.Join("dest");
+  ASSERT_EQ(RunCutover("datasync pull " + store_ + " --name snap " + dest, &out), 0) << out;
+  std::string diff;
+  EXPECT_EQ(testing::RunShell("diff -r --no-dereference " + src_ + " " + dest, &diff), 0) << diff;
+  ASSERT_EQ(RunCutover("datasync ls " + store_ + " --json", &out), 0) << out;
+  EXPECT_EQ(nlohmann::json::parse(out)["parts"].size(), 0u);
+
+  ASSERT_EQ(RunCutover("datasync history --json" + db, &out), 0) << out;
+  auto hist = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(hist.is_discarded()) << out;
+  ASSERT_EQ(hist["transfers"].size(), 4u);  // two part pushes, the failed merge, the merge
+  EXPECT_EQ(hist["transfers"][0]["what"], "merge");
+  EXPECT_EQ(hist["transfers"][0]["result"], "ok");
+  EXPECT_EQ(hist["transfers"][2]["what"], "merge");
+  EXPECT_NE(hist["transfers"][2]["result"], "ok");
+  EXPECT_EQ(hist["transfers"][3]["snapshot"], "snap part 1/2");
+
+  EXPECT_EQ(RunCutover(PushArgs() + " --shard 3/2", &out), 2);
+  EXPECT_EQ(out, "cutover: --shard: expected I/N with 1 <= I <= N <= 4096 (e.g. 2/4), got "
+                 "\"3/2\"\n");
+}
+
 }  // namespace
 }  // namespace cutover

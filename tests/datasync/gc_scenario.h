@@ -1,6 +1,9 @@
-// One gc scenario run against every kind of store (file, WebDAV on nginx, S3 on s3rver): push a
-// tree, replace it with another under the same name, leave the lock of a crashed push, gc; the
-// first tree's objects and the dead lock go, the live snapshot verifies and pulls intact.
+// Scenarios run against every kind of store (file, WebDAV on nginx, S3 on s3rver).
+//   gc: push a tree, replace it with another under the same name, leave the lock of a crashed
+//       push, gc; the first tree's objects and the dead lock go, the live snapshot verifies and
+//       pulls intact.
+//   shards: push a tree as three shards, gc (the unmerged parts keep their objects), merge; the
+//       parts go and the snapshot pulls intact.
 #ifndef CUTOVER_TESTS_DATASYNC_GC_SCENARIO_H_
 #define CUTOVER_TESTS_DATASYNC_GC_SCENARIO_H_
 
@@ -13,6 +16,7 @@
 #include "datasync/gc.h"
 #include "datasync/pull.h"
 #include "datasync/push.h"
+#include "datasync/shard.h"
 #include "datasync/verify.h"
 
 namespace cutover::testing {
@@ -82,6 +86,48 @@ inline void RunGcScenario(Store& store, const std::string& tmp) {
   ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
   EXPECT_EQ(*ReadFile(dest + "/big"), GcScenarioBytes(600000, 2));
   EXPECT_EQ(*ReadFile(dest + "/small/3"), GcScenarioBytes(200, 203));
+}
+
+inline void RunShardScenario(Store& store, const std::string& tmp) {
+  std::string src = tmp + "/src";
+  ASSERT_TRUE(MakeDirs(src + "/small").ok());
+  for (int i = 0; i < 4; ++i) {
+    ASSERT_TRUE(
+        WriteFileAtomic(src + "/big" + std::to_string(i), GcScenarioBytes(200000, 50 + i)).ok());
+  }
+  for (int i = 0; i < 12; ++i) {
+    ASSERT_TRUE(
+        WriteFileAtomic(src + "/small/" + std::to_string(i), GcScenarioBytes(150, 70 + i)).ok());
+  }
+  PushOptions o;
+  o.name = "sharded";
+  o.chunker = ChunkerParams{4096, 16384, 131072};
+  o.jobs = 4;
+  uint64_t uploaded = 0;
+  for (uint32_t i = 1; i <= 3; ++i) {
+    o.shard = ShardSpec{i, 3};
+    auto r = Push(src, store, o);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    uploaded += r->uploaded_objects;
+  }
+  EXPECT_EQ(CountObjects(store, "parts/sharded/"), 3u);
+  auto gc = CollectGarbage(store, GcOptions{});
+  ASSERT_TRUE(gc.ok()) << gc.status().ToString();
+  EXPECT_EQ(gc->unreferenced_objects, 0u);
+  auto merged = MergeParts(store, "sharded", {});
+  ASSERT_TRUE(merged.ok()) << merged.status().ToString();
+  EXPECT_EQ(merged->files, 16u);
+  EXPECT_EQ(merged->parts_removed, 3u);
+  EXPECT_EQ(CountObjects(store, "parts/"), 0u);
+  EXPECT_EQ(CountObjects(store, "locks/"), 0u);
+  EXPECT_GT(uploaded, 0u);
+  std::string dest = tmp + "/sharded-dest";
+  auto pulled = Pull(store, "sharded", dest, PullOptions{.jobs = 4});
+  ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(*ReadFile(dest + "/big" + std::to_string(i)), GcScenarioBytes(200000, 50 + i));
+  }
+  EXPECT_EQ(*ReadFile(dest + "/small/11"), GcScenarioBytes(150, 81));
 }
 
 }  // namespace cutover::testing

@@ -218,5 +218,12 @@ TEST_F(S3StoreTest, GcDeletesTheReplacedSnapshotsObjectsAndKeepsTheLiveOne) {
   testing::RunGcScenario(*store, tmp.path());
 }
 
+TEST_F(S3StoreTest, ShardedPushesMergeIntoASnapshotThatPulls) {
+  auto store = Open("s3://cutover/shards", Options());
+  ASSERT_NE(store, nullptr);
+  testing::TempDir tmp;
+  testing::RunShardScenario(*store, tmp.path());
+}
+
 }  // namespace
 }  // namespace cutover

@@ -295,5 +295,12 @@ TEST_F(WebDavStoreTest, GcDeletesTheReplacedSnapshotsObjectsAndKeepsTheLiveOne) 
   testing::RunGcScenario(*store, tmp.path());
 }
 
+TEST_F(WebDavStoreTest, ShardedPushesMergeIntoASnapshotThatPulls) {
+  auto store = Open("/shards");
+  ASSERT_NE(store, nullptr);
+  testing::TempDir tmp;
+  testing::RunShardScenario(*store, tmp.path());
+}
+
 }  // namespace
 }  // namespace cutover

@@ -202,7 +202,9 @@ TEST(DavMultistatusTest, TruncatedAndMutatedInputsNeverCrash) {
   std::string base = kApacheMultistatus;
   for (size_t n = 0; n <= base.size(); ++n) {
     auto r = ParseDavMultistatus(std::string_view(base).substr(0, n));
-    if (n < base.size() - 1) EXPECT_FALSE(r.ok()) << n;
+    if (n < base.size() - 1) {
+      EXPECT_FALSE(r.ok()) << n;
+    }
   }
   std::mt19937 rng(1);
   const char kBytes[] = "<>/&;:='\"#x% \0\xff";
