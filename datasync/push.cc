@@ -191,32 +191,71 @@ class Pusher {
       }
     }
     ++files_read_;
-    CUTOVER_ASSIGN_OR_RETURN(std::vector<Chunk> chunks, ChunkFile(w.full, params_));
-    if (chunks.size() == 1 && chunks[0].length < params_.min_size) {
+    int fd = ::open(w.full.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::IoError(Errno("cannot open", w.full));
+    Status s = ChunkAndUpload(fd, w, e);
+    ::close(fd);
+    return s;
+  }
+
+  // One pass over an open file: each chunk is hashed as it is read and uploaded from the same
+  // buffer (at most max size + one read in memory). A file that is one chunk below min size is
+  // left for a pack (w.small). The file must still match its walk stat afterwards, so what was
+  // uploaded is the file as the snapshot describes it.
+  Status ChunkAndUpload(int fd, FileWork& w, Entry* e) {
+    ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+    ChunkHasher hasher(params_);
+    std::vector<Chunk> chunks;
+    std::string pending;  // the file's bytes from the start of the current chunk
+    uint64_t pending_offset = 0, read_total = 0;
+    // Uploads the chunks in `chunks` (all of them lie in `pending`), then drops their bytes.
+    auto upload = [&]() -> Status {
+      uint64_t used = 0;
+      for (const Chunk& c : chunks) {
+        e->chunks.push_back(ChunkRef{c.id, c.length, false, {}, 0});
+        e->size += c.length;
+        std::string_view bytes(pending.data() + (c.offset - pending_offset), c.length);
+        CUTOVER_RETURN_IF_ERROR(Upload(ChunkKey(c.id), bytes));
+        if (opts_.on_confirmed) opts_.on_confirmed(c.length);
+        used = c.offset + c.length - pending_offset;
+      }
+      chunks.clear();
+      pending.erase(0, used);
+      pending_offset += used;
+      return Status::Ok();
+    };
+    for (;;) {
+      size_t old = pending.size();
+      pending.resize(old + kChunkFileReadBytes);
+      ssize_t got = ::read(fd, pending.data() + old, kChunkFileReadBytes);
+      if (got < 0 && errno == EINTR) {
+        pending.resize(old);
+        continue;
+      }
+      if (got < 0) return Status::IoError(Errno("cannot read", w.full));
+      pending.resize(old + static_cast<size_t>(got));
+      if (got == 0) break;
+      read_total += static_cast<uint64_t>(got);
+      hasher.Feed(reinterpret_cast<const uint8_t*>(pending.data() + old), static_cast<size_t>(got),
+                  &chunks);
+      CUTOVER_RETURN_IF_ERROR(upload());
+    }
+    hasher.Finish(&chunks);
+    struct stat st;
+    if (::fstat(fd, &st) != 0) return Status::IoError(Errno("cannot stat", w.full));
+    if (read_total != w.key.size || static_cast<uint64_t>(st.st_size) != w.key.size ||
+        MtimeNs(st) != w.key.mtime_ns ||
+        static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec !=
+            w.key.ctime_ns) {
+      return Status::IoError("file changed while being read: " + w.full);
+    }
+    if (e->chunks.empty() && chunks.size() == 1 && chunks[0].length < params_.min_size) {
       e->chunks.push_back(ChunkRef{chunks[0].id, chunks[0].length, false, {}, 0});
       e->size = chunks[0].length;
       w.small = true;
       return Status::Ok();
     }
-    int fd = ::open(w.full.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::IoError(Errno("cannot open", w.full));
-    Status s;
-    std::string bytes;
-    for (const Chunk& c : chunks) {
-      s = ReadAt(fd, &bytes, c.offset, c.length, w.full);
-      if (!s.ok()) break;
-      if (Sha256Of(bytes) != c.id) {
-        s = Status::IoError("file changed while being read: " + w.full);
-        break;
-      }
-      e->chunks.push_back(ChunkRef{c.id, c.length, false, {}, 0});
-      e->size += c.length;
-      s = Upload(ChunkKey(c.id), bytes);
-      if (!s.ok()) break;
-      if (opts_.on_confirmed) opts_.on_confirmed(c.length);
-    }
-    ::close(fd);
-    return s;
+    return upload();
   }
 
   // True when the store holds `key`: from this run, the journal, or by asking the store.
@@ -249,7 +288,7 @@ class Pusher {
   }
 
   // Makes sure the store holds `bytes` under the content-addressed `key`.
-  Status Upload(const std::string& key, const std::string& bytes) {
+  Status Upload(const std::string& key, std::string_view bytes) {
     {
       std::lock_guard<std::mutex> l(mu_);
       if (!claimed_.insert(key).second) return Status::Ok();  // another worker has it

@@ -3,9 +3,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <functional>
 #include <map>
 #include <mutex>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -269,6 +271,45 @@ TEST_F(PushPullTest, ManifestIsPublishedLastAfterEveryChunkIsConfirmed) {
   ASSERT_TRUE(failpoint::Configure("").ok());
   EXPECT_EQ(failed.status().message(), "failpoint push.manifest_put.before");
   EXPECT_EQ(*(*s2)->Exists("snapshots/snap"), false);
+}
+
+// A store that runs `hook` once, on the first chunk Put.
+class HookStore : public RecordingStore {
+ public:
+  HookStore(Store& inner, std::function<void()> hook)
+      : RecordingStore(inner), hook_(std::move(hook)) {}
+  Status Put(std::string_view k, std::string_view b) override {
+    if (k.starts_with("chunks/") && hook_) std::exchange(hook_, nullptr)();
+    return RecordingStore::Put(k, b);
+  }
+
+ private:
+  std::function<void()> hook_;
+};
+
+// The rule for a file that changes while it is pushed: the push fails naming it, and publishes
+// nothing (never a snapshot mixing two versions of a file). A same-size rewrite is caught too.
+TEST_F(PushPullTest, AFileRewrittenWhileBeingPushedFailsThePush) {
+  const std::string big = src_ + "/data/big.bin";
+  for (bool same_size : {true, false}) {
+    // A fresh store each round, so that big.bin's chunks are uploaded (and the hook runs).
+    auto fresh = FileStore::Open("file://" + dir_.Join(same_size ? "store-a" : "store-b"));
+    ASSERT_TRUE(fresh.ok());
+    HookStore hooked(**fresh, [&] {
+      std::string other = Random(same_size ? big_.size() : big_.size() + 5000, 99);
+      int fd = ::open(big.c_str(), O_WRONLY | O_TRUNC);
+      ASSERT_GE(fd, 0);
+      ASSERT_EQ(::write(fd, other.data(), other.size()), static_cast<ssize_t>(other.size()));
+      ::close(fd);
+    });
+    PushOptions o{"changing", kSmall};
+    o.jobs = 1;
+    auto r = Push(src_, hooked, o);
+    ASSERT_FALSE(r.ok()) << "same_size " << same_size;
+    EXPECT_EQ(r.status().message(), "file changed while being read: " + big);
+    EXPECT_FALSE(*(*fresh)->Exists("snapshots/changing"));
+    Write(big, big_, 0640);  // as it was, for the next round
+  }
 }
 
 TEST_F(PushPullTest, RefusesAStoreMadeWithOtherChunkerParams) {
