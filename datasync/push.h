@@ -7,9 +7,10 @@
 //   - files smaller than the chunker's min size are packed together into pack objects of at most
 //     max size, so a tree of small files costs one PUT per pack, not per file; a small file whose
 //     bytes the previous snapshot of the same name already holds in a pack reuses that place;
-//   - files are chunked, hashed and their chunks uploaded by `jobs` workers, each holding at most
-//     one chunk (<= max size) in memory; small files are then packed in walk order (so a resumed
-//     push cuts the same packs) and the packs uploaded by the same workers;
+//   - files are read once, chunked, hashed and their chunks uploaded by `jobs` workers, each
+//     holding at most one chunk (<= max size) and one read (4 MiB) in memory; small files are
+//     then packed in walk order (so a resumed push cuts the same packs) and the packs uploaded
+//     by the same workers;
 //   - with a state: a file whose stat key (dev, inode, size, mtime, ctime) matches the files
 //     cache is not read; a chunk or pack the journal says this store holds is not asked for; every
 //     object confirmed stored is journaled at once, so after kill -9 the same push re-sends at
@@ -24,8 +25,9 @@
 //     the shard's own entries are read, uploaded and listed in the part it publishes; the counts
 //     in the result are the shard's;
 //   - special files (sockets, FIFOs, devices) are skipped and listed in the result; an unreadable
-//     file fails the push; a file whose bytes change between chunking and upload fails the push
-//     (never a silently wrong snapshot).
+//     file fails the push; a file whose size, mtime or ctime after it was read differ from what
+//     the walk saw fails the push, naming it (never a silently wrong snapshot; a same-size
+//     rewrite changes ctime); a small file's bytes are checked against its hash when packed.
 //
 // Thread-safety: one Push at a time per destination snapshot name.
 #ifndef CUTOVER_DATASYNC_PUSH_H_
