@@ -373,7 +373,9 @@ TEST_F(CanaryItest, KilledMidStepThenRestartedFinishesWithEveryStepOnce) {
   std::printf("controller RSS (second run, max seen): %ld kB\n", max_rss);
   RecordProperty("controller_max_rss_kb", std::to_string(max_rss));
   // The budget is the uninstrumented binary's; ASan's shadow memory and quarantine add to it.
-  if (!cutover::testing::kAddressSanitizer) EXPECT_LT(max_rss, 30 * 1024);
+  if (!cutover::testing::kAddressSanitizer) {
+    EXPECT_LT(max_rss, 30 * 1024);
+  }
   std::string out;
   ASSERT_EQ(cutover::testing::RunShell(bin + " canary history --json --db " + db + " 2>&1", &out),
             0)

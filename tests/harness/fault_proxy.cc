@@ -119,7 +119,7 @@ std::string FaultProxyCounters::ToString() const {
   std::ostringstream s;
   s << "connections=" << connections << " requests=" << requests << " decisions=" << decisions
     << " bytes_to_upstream=" << bytes_to_upstream << " bytes_to_client=" << bytes_to_client
-    << " upstream_connect_errors=" << upstream_connect_errors;
+    << " upstream_connect_errors=" << upstream_connect_errors << " spared=" << spared;
   for (int i = 0; i < kFaultModeCount; ++i) s << " " << kModeNames[i] << "=" << faults[i];
   return s.str();
 }
@@ -229,6 +229,7 @@ Status FaultProxy::SetFaults(std::vector<FaultRule> rules, uint64_t seed) {
   options_.seed = seed;
   next_index_ = 0;
   decisions_.clear();
+  faults_by_request_.clear();
   return Status::Ok();
 }
 
@@ -239,6 +240,7 @@ Status FaultProxy::SetOptions(const FaultProxyOptions& options) {
     options_.retry_after_s = options.retry_after_s;
     options_.truncate_bytes = options.truncate_bytes;
     options_.slow_bytes_per_s = options.slow_bytes_per_s;
+    options_.max_faults_per_request = options.max_faults_per_request;
   }
   return SetFaults(options.rules, options.seed);
 }
@@ -264,9 +266,19 @@ FaultMode FaultProxy::Decide(const std::vector<FaultRule>& rules, uint64_t seed,
   return FaultMode::kNone;
 }
 
-FaultMode FaultProxy::NextDecision() {
+FaultMode FaultProxy::NextDecision(std::string_view request) {
   std::lock_guard<std::mutex> lock(mu_);
   FaultMode m = Decide(options_.rules, options_.seed, next_index_++);
+  if (m != FaultMode::kNone && !request.empty() && options_.max_faults_per_request > 0) {
+    auto it = faults_by_request_.find(request);
+    if (it == faults_by_request_.end()) it = faults_by_request_.emplace(request, 0).first;
+    if (it->second >= options_.max_faults_per_request) {
+      m = FaultMode::kNone;
+      counters_.spared++;
+    } else {
+      it->second++;
+    }
+  }
   decisions_.push_back(m);
   counters_.decisions++;
   counters_.faults[static_cast<int>(m)]++;
@@ -402,7 +414,7 @@ void FaultProxy::ParseRequests(Conn& c) {
             counters_.requests++;
           }
           c.header_decided = true;
-          ApplyFault(c, NextDecision());
+          ApplyFault(c, NextDecision(line));
           if (c.done || c.draining || c.answer_then_close || c.stalling) break;
         }
         c.c2u.append(c.inbox, 0, end + 4);

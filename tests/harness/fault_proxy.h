@@ -29,6 +29,7 @@
 
 #include <array>
 #include <atomic>
+#include <map>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -80,6 +81,10 @@ struct FaultProxyOptions {
   int retry_after_s = 1;            // kHttp503 / kHttp429: the Retry-After value
   uint64_t truncate_bytes = 0;      // kTruncate: response bytes forwarded before the close
   double slow_bytes_per_s = 65536;  // kSlow
+  // kHttpRequest: once one request line (method and target) has drawn this many faults, it
+  // passes clean from then on, so a client that retries more often than this must get through
+  // whatever order concurrent requests draw their decisions in. 0: no cap.
+  int max_faults_per_request = 0;
 };
 
 struct FaultProxyCounters {
@@ -91,6 +96,7 @@ struct FaultProxyCounters {
   uint64_t bytes_to_client = 0;  // forwarded upstream -> client (proxy answers not
                                  // counted)
   uint64_t upstream_connect_errors = 0;
+  uint64_t spared = 0;  // requests passed clean by max_faults_per_request (counted as kNone)
   uint64_t fault(FaultMode m) const { return faults[static_cast<int>(m)]; }
   // "connections=3 requests=0 decisions=3 bytes_to_upstream=.. bytes_to_client=.. drop=1 ..."
   std::string ToString() const;
@@ -123,13 +129,15 @@ class FaultProxy {
   // Every decision in order since the last SetFaults() (kNone included).
   std::vector<FaultMode> decisions() const;
 
-  // The decision the rules give for index i (what the proxy will take); pure.
+  // The decision the rules give for index i (what the proxy takes, unless
+  // max_faults_per_request spares the request); pure.
   static FaultMode Decide(const std::vector<FaultRule>& rules, uint64_t seed, uint64_t i);
 
  private:
   struct Conn;
   void Loop();
-  FaultMode NextDecision();
+  // `request` is the request line in kHttpRequest mode, empty for a connection decision.
+  FaultMode NextDecision(std::string_view request = {});
   // One poll round's worth of work on a connection; false when it is finished.
   bool Service(Conn& c, short client_events, short upstream_events);
   void ApplyFault(Conn& c, FaultMode mode);
@@ -141,6 +149,7 @@ class FaultProxy {
   FaultProxyCounters counters_;
   std::vector<FaultMode> decisions_;
   uint64_t next_index_ = 0;
+  std::map<std::string, int, std::less<>> faults_by_request_;
 
   int listen_fd_ = -1;
   int wake_[2] = {-1, -1};

@@ -239,6 +239,34 @@ TEST_F(FaultProxyTest, PerRequestDecisionsOnAKeptAliveConnection) {
             static_cast<uint64_t>(std::count(statuses.begin(), statuses.end(), 503)));
 }
 
+// With every request failing and a cap of 2, each request line fails twice and then passes:
+// a client retrying more than twice always gets through, however requests interleave.
+TEST_F(FaultProxyTest, MaxFaultsPerRequestSparesARequestAfterItsShare) {
+  ASSERT_TRUE(WriteFileAtomic(nginx_.root() + "/other.bin", "other").ok());
+  FaultProxyOptions o;
+  o.upstream_port = nginx_.port();
+  o.granularity = FaultGranularity::kHttpRequest;
+  o.rules = {{FaultMode::kHttp503, 1.0}};
+  o.retry_after_s = 0;
+  o.max_faults_per_request = 2;
+  auto p = StartProxyWith(o);
+  std::vector<long> file_statuses;
+  std::vector<long> other_statuses;
+  for (int i = 0; i < 4; ++i) {
+    file_statuses.push_back(HttpFetch({.url = p->url() + "/file.bin"}).status);
+    other_statuses.push_back(HttpFetch({.url = p->url() + "/other.bin"}).status);
+  }
+  EXPECT_EQ(file_statuses, (std::vector<long>{503, 503, 200, 200}));
+  EXPECT_EQ(other_statuses, (std::vector<long>{503, 503, 200, 200}));
+  FaultProxyCounters c = p->counters();
+  EXPECT_EQ(c.fault(FaultMode::kHttp503), 4u);
+  EXPECT_EQ(c.spared, 4u);
+  EXPECT_EQ(c.fault(FaultMode::kNone), 4u);
+  // SetFaults starts the count again.
+  ASSERT_TRUE(p->SetFaults({{FaultMode::kHttp503, 1.0}}, 1).ok());
+  EXPECT_EQ(HttpFetch({.url = p->url() + "/file.bin"}).status, 503);
+}
+
 TEST_F(FaultProxyTest, PerRequestFramingFollowsChunkedAndSizedBodies) {
   // No faults: one decision per request shows the bodies were not taken for new requests.
   auto p = StartProxy({}, 1, FaultGranularity::kHttpRequest);
