@@ -6,10 +6,12 @@
 
 #include "canary/controller.h"
 #include "canary/haproxy_traffic.h"
+#include "canary/measure.h"
 #include "canary/prometheus_client.h"
 #include "canary/spec.h"
 #include "canary/state.h"
 #include "core/file_util.h"
+#include "core/time_util.h"
 
 namespace cutover {
 namespace {
@@ -79,6 +81,52 @@ Result<int> RunStart(const GlobalOptions& g, const std::string& spec_path) {
   CUTOVER_RETURN_IF_ERROR(
       EmitResult(g, doc, "rollout " + spec.name + ": " + out.status + " (" + out.reason + ")\n"));
   return out.exit_code;
+}
+
+// `canary analyze`: the spec's checks over a past range, window by window, no traffic moved.
+// Exit 0 only when the policy would have advanced; 1 when it would have rolled back, paused
+// or held for want of evidence.
+Result<int> RunAnalyze(const GlobalOptions& g, const std::string& spec_path,
+                       const std::string& from_text, const std::string& to_text) {
+  CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(spec_path));
+  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutSpec spec, canary::ParseSpec(text, spec_path));
+  const double now = canary::RealClock().Now();
+  CUTOVER_ASSIGN_OR_RETURN(double from, canary::ParseTimeArg(from_text, now));
+  CUTOVER_ASSIGN_OR_RETURN(double to, canary::ParseTimeArg(to_text, now));
+  if (to > now + 1) {
+    return Status::InvalidArgument("canary analyze: --to " + Rfc3339Utc(to) +
+                                   " is in the future; the range must be past");
+  }
+  canary::PrometheusClient metrics(spec.metrics.url, spec.metrics.timeout);
+  CUTOVER_ASSIGN_OR_RETURN(canary::PastAnalysis a, canary::AnalyzePast(spec, metrics, from, to));
+  json doc = canary::PastAnalysisJson(spec, from, to, a);
+  std::string table = "analysis of " + spec.name + " from " + Rfc3339Utc(from) + " to " +
+                      Rfc3339Utc(to) + ": " + std::to_string(a.intervals.size()) +
+                      " intervals of " + canary::PromDuration(spec.analysis.interval) + ", " +
+                      std::to_string(a.passes) + " pass, " + std::to_string(a.failures) +
+                      " fail, " + std::to_string(a.inconclusives) + " inconclusive, " +
+                      std::to_string(a.errors) + " error\n";
+  for (size_t i = 0; i < a.intervals.size(); ++i) {
+    const canary::PastInterval& w = a.intervals[i];
+    table += "  interval " + std::to_string(i + 1) + " " + Rfc3339Utc(w.start) + ": " +
+             std::string(canary::VerdictName(w.verdict)) + "\n";
+    for (const canary::MeasurementRow& m : w.rows) {
+      if (m.verdict == "info") continue;
+      table += "    " + m.check + ": " + m.verdict + (m.reason.empty() ? "" : " (" + m.reason + ")") +
+               "\n";
+    }
+  }
+  table += "the realised canary share is not judged: the load balancer's past counters are "
+           "not kept\n";
+  if (!a.spec_error.empty()) {
+    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+    return Status::InvalidArgument(a.spec_error);
+  }
+  std::string verdict = std::string(canary::DecisionName(a.outcome));
+  if (a.stopped_at >= 0) verdict += " after interval " + std::to_string(a.stopped_at + 1);
+  table += "outcome: " + verdict + (a.reason.empty() ? "" : ": " + a.reason) + "\n";
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  return a.outcome == canary::Decision::kAdvance ? 0 : 1;
 }
 
 Result<int> RunStatus(const GlobalOptions& g, const std::string& name) {
@@ -222,7 +270,24 @@ void AddCanaryCommand(CLI::App& root, CommandContext& ctx) {
             [&ctx](const std::string& n) { return RunCommand(ctx.global, n, "abort"); });
   add_named("history", "Show a rollout's steps, measurements and events",
             [&ctx](const std::string& n) { return RunHistory(ctx.global, n); });
-  AddNotBuilt(*cmd, ctx, "analyze", "Judge past metrics without moving traffic");
+  auto analyze_spec = std::make_shared<std::string>();
+  auto from = std::make_shared<std::string>();
+  auto to = std::make_shared<std::string>("now");
+  CLI::App* analyze = cmd->add_subcommand(
+      "analyze",
+      "Judge a past time range with the spec's checks, interval by interval, without moving "
+      "traffic (for tuning thresholds); exit 0 only when the analysis would have advanced");
+  analyze->add_option("SPEC", *analyze_spec, "Rollout spec (YAML, apiVersion cutover/v1)")
+      ->required();
+  analyze
+      ->add_option("--from", *from,
+                   "Start: unix seconds, RFC 3339 (2026-12-04T10:00:00Z), now-DURATION (now-1h)")
+      ->required();
+  analyze->add_option("--to", *to, "End, in the same forms (default: now)");
+  SetCommand(analyze, ctx,
+             [&ctx, analyze_spec, from, to]() {
+               return RunAnalyze(ctx.global, *analyze_spec, *from, *to);
+             });
   AddNotBuilt(*cmd, ctx, "mirror", "Mirror requests and compare responses");
 }
 

@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "canary/measure.h"
 #include "canary/prometheus.h"
 #include "core/failpoint.h"
 #include "core/log.h"
@@ -23,31 +24,6 @@ std::string Fmt(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
   return buf;
-}
-
-json Opt(const std::optional<double>& v) {
-  if (!v || !std::isfinite(*v)) return nullptr;
-  return *v;
-}
-
-json FiguresJson(const CheckFigures& f) {
-  json j = {{"canary_samples", f.canary_samples},
-            {"baseline_samples", f.baseline_samples},
-            {"ratio", Opt(f.ratio)}};
-  if (f.test) {
-    j["test"] = {{"u", f.test->u},
-                 {"z", std::isfinite(f.test->z) ? json(f.test->z) : json(nullptr)},
-                 {"p_value", f.test->p_value},
-                 {"exact", f.test->exact},
-                 {"effect", std::string(EffectName(f.test->effect))}};
-  }
-  return j;
-}
-
-// The one value of a result, nullopt when empty; InvalidArgument for several series.
-Result<std::vector<double>> Values(const Result<PromResult>& r) {
-  if (!r.ok()) return r.status();
-  return SingleSeriesValues(*r);
 }
 
 }  // namespace
@@ -256,15 +232,6 @@ Result<Controller::Action> Controller::Tick() {
   return action;
 }
 
-Result<std::string> Controller::Render(const std::string& tmpl,
-                                       const std::vector<std::string>& side) const {
-  std::map<std::string, std::string> v = {{"servers", ServersRegex(side)},
-                                          {"canary", ServersRegex(spec_.traffic.canary)},
-                                          {"baseline", ServersRegex(spec_.traffic.baseline)},
-                                          {"interval", PromDuration(spec_.analysis.interval)}};
-  return RenderTemplate(tmpl, v);
-}
-
 Result<Controller::StepEnd> Controller::RunPauseStep(const StepRow& row) {
   const StepSpec& s = spec_.steps[static_cast<size_t>(row.step_index)];
   double until = s.pause ? *row.applied_at + Seconds(*s.pause) : 0;
@@ -350,70 +317,17 @@ Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
       m.at = now;
       return m;
     };
-    std::optional<double> req_canary, req_baseline;
-    std::string request_error;
-    if (spec_.analysis.min_requests > 0) {
-      for (int side = 0; side < 2; ++side) {
-        const auto& names = side == 0 ? spec_.traffic.canary : spec_.traffic.baseline;
-        CUTOVER_ASSIGN_OR_RETURN(std::string q, Render(spec_.analysis.requests, names));
-        Result<std::vector<double>> v = Values(metrics_->Query(q, end));
-        if (!v.ok() && !IsTransientMetricsError(v.status())) {
-          return StepEnd{StepEnd::kRollback,
-                         "spec error in analysis.requests: " + v.status().message()};
-        }
-        if (!v.ok()) {
-          request_error = v.status().message();
-        } else if (!v->empty()) {
-          (side == 0 ? req_canary : req_baseline) = v->back();
-        }
-        MeasurementRow m = base_row(side == 0 ? "requests:canary" : "requests:baseline", q);
-        m.canary_value = side == 0 ? req_canary : req_baseline;
-        m.verdict = v.ok() ? "info" : "error";
-        m.reason = v.ok() ? "" : v.status().message();
-        rows.push_back(std::move(m));
-      }
-    }
-    for (const CheckSpec& check : spec_.analysis.checks) {
-      const bool ranged = check.bounds.test == StatTest::kMannWhitney;
-      CheckInput input;
-      input.canary_requests = req_canary;
-      input.baseline_requests = req_baseline;
-      std::string query_text;
-      Status error;
-      for (int side = 0; side < (check.vs_baseline ? 2 : 1) && error.ok(); ++side) {
-        const auto& names = side == 0 ? spec_.traffic.canary : spec_.traffic.baseline;
-        CUTOVER_ASSIGN_OR_RETURN(std::string q, Render(check.query, names));
-        if (side == 0) query_text = q;
-        Result<std::vector<double>> v =
-            Values(ranged ? metrics_->QueryRange(q, start, end, settle) : metrics_->Query(q, end));
-        if (!v.ok()) {
-          error = v.status();
-        } else {
-          (side == 0 ? input.canary : input.baseline) = std::move(*v);
-        }
-      }
-      if (!error.ok() && !IsTransientMetricsError(error)) {
-        return StepEnd{StepEnd::kRollback,
-                       "spec error in check " + check.name + ": " + error.message()};
-      }
-      CheckResult r;
-      if (!request_error.empty()) {
-        r = ErrorResult("requests: " + request_error);
-      } else if (!error.ok()) {
-        r = ErrorResult(error.message());
-      } else {
-        CheckBounds b = check.bounds;
-        r = JudgeCheck(b, input);
-      }
-      MeasurementRow m = base_row(check.name, query_text);
-      m.canary_value = r.figures.canary_value;
-      m.baseline_value = r.figures.baseline_value;
-      m.figures_json = FiguresJson(r.figures).dump();
-      m.verdict = std::string(VerdictName(r.verdict));
-      m.reason = r.reason;
+    CUTOVER_ASSIGN_OR_RETURN(IntervalMeasurement measured,
+                             MeasureInterval(spec_, *metrics_, start, end));
+    if (!measured.spec_error.empty()) return StepEnd{StepEnd::kRollback, measured.spec_error};
+    for (MeasurementRow& m : measured.rows) {
+      m.rollout_id = id_;
+      m.step_index = row.step_index;
+      m.interval_index = interval_index_;
+      m.at = now;
       rows.push_back(std::move(m));
-      results.push_back(std::move(r));
     }
+    results = std::move(measured.results);
     // The realised canary share, from the load balancer's own counters.
     auto counters_at_end = traffic_->ReadCounters();
     {

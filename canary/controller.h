@@ -104,7 +104,6 @@ class Controller {
   Result<StepEnd> RunPauseStep(const StepRow& row);
   Status EnterStep(int next, int prev, const std::string& prev_outcome);
   Result<RolloutOutcome> Rollback(const std::string& reason);
-  Result<std::string> Render(const std::string& tmpl, const std::vector<std::string>& side) const;
   Status SetStatus(const std::string& status, const std::string& reason);
   void Event(const std::string& kind, const std::string& message);
 

@@ -5,6 +5,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <fstream>
 #include <thread>
 
@@ -17,6 +18,7 @@
 #include "core/file_util.h"
 #include "tests/canary/test_backend.h"
 #include "tests/harness/fault_proxy.h"
+#include "tests/harness/schema_check.h"
 #include "tests/harness/servers.h"
 #include "tests/harness/test_env.h"
 
@@ -484,6 +486,65 @@ TEST_F(CanaryItest, KilledAfterEveryStateTransitionResumesWithEveryStepOnce) {
   load.Stop();
   std::printf("canary kill points tried: %d\n", tried);
   RecordProperty("canary_kill_points", tried);
+}
+
+// `canary analyze` on the recorded past: a healthy stretch advances (exit 0), a stretch with
+// 20% canary errors rolls back at its first interval (exit 1), and neither run moves traffic.
+TEST_F(CanaryItest, AnalyzeJudgesPastRangesFromPrometheusWithoutMovingTraffic) {
+  const std::string bin = cutover::testing::BinaryDir() + "/apps/cutover/cutover";
+  if (::access(bin.c_str(), X_OK) != 0) CUTOVER_SKIP_OR_FAIL("cutover binary not built: " + bin);
+  const std::string spec = dir_.Join("analyze-spec.yaml");
+  ASSERT_TRUE(WriteFileAtomic(spec, SpecText()).ok());
+  ASSERT_TRUE(haproxy_->AdminCommand("set weight infer/d1 1").ok());
+  LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy_->port()) + "/", 2, 50);
+  load.Start();
+  std::this_thread::sleep_for(1500ms);
+  const double t0 = RealClock().Now();
+  std::this_thread::sleep_for(6500ms);  // two healthy 3 s intervals
+  const double t1 = RealClock().Now();
+  d1_.SetErrorRate(0.2);
+  std::this_thread::sleep_for(6500ms);
+  const double t2 = RealClock().Now();
+  load.Stop();
+  std::this_thread::sleep_for(1500ms);  // a scrape past t2
+  auto analyze = [&](double from, double to, const std::string& extra, std::string* out) {
+    char range[96];
+    std::snprintf(range, sizeof range, " --from %.3f --to %.3f", from, to);
+    return cutover::testing::RunShell(bin + " canary analyze " + spec + range + extra + " 2>&1",
+                                      out);
+  };
+  std::string out;
+  ASSERT_EQ(analyze(t0, t1, " --json", &out), 0) << out;
+  nlohmann::json healthy = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(healthy.is_object()) << out;
+  EXPECT_EQ(healthy["schema"], "cutover.canary-analysis/1");
+  EXPECT_EQ(healthy["outcome"], "advance") << out;
+  EXPECT_EQ(healthy["counts"]["intervals"], 2);
+  EXPECT_EQ(healthy["counts"]["pass"], 2) << out;
+  CUTOVER_EXPECT_VALID(healthy, "canary-analysis-1.json");
+
+  ASSERT_EQ(analyze(t1, t2, " --json", &out), 1) << out;
+  nlohmann::json bad = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(bad.is_object()) << out;
+  EXPECT_EQ(bad["outcome"], "rollback") << out;
+  EXPECT_EQ(bad["stopped_at"], 0) << out;
+  EXPECT_EQ(bad["intervals"][0]["verdict"], "fail") << out;
+  CUTOVER_EXPECT_VALID(bad, "canary-analysis-1.json");
+  // The table names the failing check and the outcome.
+  ASSERT_EQ(analyze(t1, t2, "", &out), 1) << out;
+  std::printf("%s", out.c_str());
+  EXPECT_NE(out.find("error-rate: fail"), std::string::npos) << out;
+  EXPECT_NE(out.find("outcome: rollback after interval 1"), std::string::npos) << out;
+
+  EXPECT_EQ(Weight("d1"), 1) << "analyze moved traffic";
+  EXPECT_EQ(Weight("s1"), 1) << "analyze moved traffic";
+  // Bad input: one line, exit 2.
+  EXPECT_EQ(cutover::testing::RunShell(bin + " canary analyze " + spec +
+                                           " --from yesterday 2>&1",
+                                       &out),
+            2);
+  EXPECT_NE(out.find("expected unix seconds, RFC 3339"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
 }
 
 }  // namespace

@@ -1,0 +1,340 @@
+#include "canary/measure.h"
+
+#include <cmath>
+#include <cstdio>
+#include <ctime>
+#include <map>
+
+#include "canary/prometheus.h"
+
+namespace cutover::canary {
+namespace {
+
+using nlohmann::json;
+
+double Seconds(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
+
+json Opt(const std::optional<double>& v) {
+  if (!v || !std::isfinite(*v)) return nullptr;
+  return *v;
+}
+
+// The one series' values of a result; InvalidArgument for several series.
+Result<std::vector<double>> Values(const Result<PromResult>& r) {
+  if (!r.ok()) return r.status();
+  return SingleSeriesValues(*r);
+}
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+// Reads exactly `n` digits at `*p` into `*out`.
+bool Digits(std::string_view s, size_t* p, int n, int* out) {
+  if (*p + static_cast<size_t>(n) > s.size()) return false;
+  int v = 0;
+  for (int i = 0; i < n; ++i) {
+    char c = s[*p + static_cast<size_t>(i)];
+    if (!IsDigit(c)) return false;
+    v = v * 10 + (c - '0');
+  }
+  *p += static_cast<size_t>(n);
+  *out = v;
+  return true;
+}
+
+bool Expect(std::string_view s, size_t* p, char c) {
+  if (*p >= s.size() || s[*p] != c) return false;
+  ++*p;
+  return true;
+}
+
+bool LeapYear(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+std::optional<double> ParseRfc3339(std::string_view s) {
+  size_t p = 0;
+  int year, month, day, hour, minute, second;
+  if (!Digits(s, &p, 4, &year) || !Expect(s, &p, '-') || !Digits(s, &p, 2, &month) ||
+      !Expect(s, &p, '-') || !Digits(s, &p, 2, &day)) {
+    return std::nullopt;
+  }
+  if (p >= s.size() || (s[p] != 'T' && s[p] != 't')) return std::nullopt;
+  ++p;
+  if (!Digits(s, &p, 2, &hour) || !Expect(s, &p, ':') || !Digits(s, &p, 2, &minute) ||
+      !Expect(s, &p, ':') || !Digits(s, &p, 2, &second)) {
+    return std::nullopt;
+  }
+  double fraction = 0;
+  if (p < s.size() && s[p] == '.') {
+    ++p;
+    double scale = 0.1;
+    size_t first = p;
+    while (p < s.size() && IsDigit(s[p])) {
+      fraction += (s[p] - '0') * scale;
+      scale /= 10;
+      ++p;
+    }
+    if (p == first) return std::nullopt;
+  }
+  int offset = 0;  // seconds east of UTC
+  if (p < s.size() && (s[p] == 'Z' || s[p] == 'z')) {
+    ++p;
+  } else if (p < s.size() && (s[p] == '+' || s[p] == '-')) {
+    int sign = s[p] == '-' ? -1 : 1;
+    ++p;
+    int oh, om;
+    if (!Digits(s, &p, 2, &oh) || !Expect(s, &p, ':') || !Digits(s, &p, 2, &om) || oh > 23 ||
+        om > 59) {
+      return std::nullopt;
+    }
+    offset = sign * (oh * 3600 + om * 60);
+  } else {
+    return std::nullopt;
+  }
+  if (p != s.size()) return std::nullopt;
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  if (year < 1970 || month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 ||
+      second > 60) {
+    return std::nullopt;
+  }
+  int days_in_month = kDays[month - 1] + (month == 2 && LeapYear(year) ? 1 : 0);
+  if (day > days_in_month) return std::nullopt;
+  std::tm tm{};
+  tm.tm_year = year - 1900;
+  tm.tm_mon = month - 1;
+  tm.tm_mday = day;
+  tm.tm_hour = hour;
+  tm.tm_min = minute;
+  tm.tm_sec = second;
+  time_t t = ::timegm(&tm);
+  return static_cast<double>(t) - offset + fraction;
+}
+
+}  // namespace
+
+Result<std::string> RenderCheckQuery(const RolloutSpec& spec, const std::string& tmpl,
+                                     const std::vector<std::string>& side) {
+  std::map<std::string, std::string> v = {{"servers", ServersRegex(side)},
+                                          {"canary", ServersRegex(spec.traffic.canary)},
+                                          {"baseline", ServersRegex(spec.traffic.baseline)},
+                                          {"interval", PromDuration(spec.analysis.interval)}};
+  return RenderTemplate(tmpl, v);
+}
+
+json CheckFiguresJson(const CheckFigures& f) {
+  json j = {{"canary_samples", f.canary_samples},
+            {"baseline_samples", f.baseline_samples},
+            {"ratio", Opt(f.ratio)}};
+  if (f.test) {
+    j["test"] = {{"u", f.test->u},
+                 {"z", std::isfinite(f.test->z) ? json(f.test->z) : json(nullptr)},
+                 {"p_value", f.test->p_value},
+                 {"exact", f.test->exact},
+                 {"effect", std::string(EffectName(f.test->effect))}};
+  }
+  return j;
+}
+
+Result<IntervalMeasurement> MeasureInterval(const RolloutSpec& spec, Metrics& metrics,
+                                            double start, double end) {
+  IntervalMeasurement out;
+  const double settle = Seconds(spec.metrics.step);
+  auto row = [&](const std::string& check, const std::string& query) {
+    MeasurementRow m;
+    m.check = check;
+    m.query = query;
+    m.window_start = start;
+    m.window_end = end;
+    return m;
+  };
+  std::optional<double> req_canary, req_baseline;
+  std::string request_error;
+  if (spec.analysis.min_requests > 0) {
+    for (int side = 0; side < 2; ++side) {
+      const auto& names = side == 0 ? spec.traffic.canary : spec.traffic.baseline;
+      CUTOVER_ASSIGN_OR_RETURN(std::string q, RenderCheckQuery(spec, spec.analysis.requests, names));
+      Result<std::vector<double>> v = Values(metrics.Query(q, end));
+      if (!v.ok() && !IsTransientMetricsError(v.status())) {
+        out.spec_error = "spec error in analysis.requests: " + v.status().message();
+        return out;
+      }
+      if (!v.ok()) {
+        request_error = v.status().message();
+      } else if (!v->empty()) {
+        (side == 0 ? req_canary : req_baseline) = v->back();
+      }
+      MeasurementRow m = row(side == 0 ? "requests:canary" : "requests:baseline", q);
+      m.canary_value = side == 0 ? req_canary : req_baseline;
+      m.verdict = v.ok() ? "info" : "error";
+      m.reason = v.ok() ? "" : v.status().message();
+      out.rows.push_back(std::move(m));
+    }
+  }
+  for (const CheckSpec& check : spec.analysis.checks) {
+    const bool ranged = check.bounds.test == StatTest::kMannWhitney;
+    CheckInput input;
+    input.canary_requests = req_canary;
+    input.baseline_requests = req_baseline;
+    std::string query_text;
+    Status error;
+    for (int side = 0; side < (check.vs_baseline ? 2 : 1) && error.ok(); ++side) {
+      const auto& names = side == 0 ? spec.traffic.canary : spec.traffic.baseline;
+      CUTOVER_ASSIGN_OR_RETURN(std::string q, RenderCheckQuery(spec, check.query, names));
+      if (side == 0) query_text = q;
+      Result<std::vector<double>> v =
+          Values(ranged ? metrics.QueryRange(q, start, end, settle) : metrics.Query(q, end));
+      if (!v.ok()) {
+        error = v.status();
+      } else {
+        (side == 0 ? input.canary : input.baseline) = std::move(*v);
+      }
+    }
+    if (!error.ok() && !IsTransientMetricsError(error)) {
+      out.spec_error = "spec error in check " + check.name + ": " + error.message();
+      return out;
+    }
+    CheckResult r;
+    if (!request_error.empty()) {
+      r = ErrorResult("requests: " + request_error);
+    } else if (!error.ok()) {
+      r = ErrorResult(error.message());
+    } else {
+      r = JudgeCheck(check.bounds, input);
+    }
+    MeasurementRow m = row(check.name, query_text);
+    m.canary_value = r.figures.canary_value;
+    m.baseline_value = r.figures.baseline_value;
+    m.figures_json = CheckFiguresJson(r.figures).dump();
+    m.verdict = std::string(VerdictName(r.verdict));
+    m.reason = r.reason;
+    out.rows.push_back(std::move(m));
+    out.results.push_back(std::move(r));
+  }
+  return out;
+}
+
+Result<PastAnalysis> AnalyzePast(const RolloutSpec& spec, Metrics& metrics, double from,
+                                 double to) {
+  const double interval = Seconds(spec.analysis.interval);
+  if (!(std::isfinite(from) && std::isfinite(to) && to > from)) {
+    return Status::InvalidArgument("canary analyze: --to must be after --from");
+  }
+  if (!(interval > 0)) return Status::InvalidArgument("canary analyze: the spec has no interval");
+  const double windows = std::floor((to - from) / interval + 1e-9);
+  if (windows < 1) {
+    return Status::InvalidArgument("canary analyze: the range is shorter than one analysis " +
+                                   std::string("interval (") + PromDuration(spec.analysis.interval) +
+                                   ")");
+  }
+  if (windows > kMaxPastIntervals) {
+    return Status::InvalidArgument("canary analyze: the range holds " +
+                                   std::to_string(static_cast<int64_t>(windows)) +
+                                   " intervals, more than " + std::to_string(kMaxPastIntervals) +
+                                   "; narrow it or lengthen analysis.interval");
+  }
+  PastAnalysis a;
+  AnalysisState state;
+  for (int i = 0; i < static_cast<int>(windows); ++i) {
+    PastInterval w;
+    w.start = from + i * interval;
+    w.end = w.start + interval;
+    CUTOVER_ASSIGN_OR_RETURN(IntervalMeasurement m, MeasureInterval(spec, metrics, w.start, w.end));
+    if (!m.spec_error.empty()) {
+      a.spec_error = m.spec_error;
+      break;
+    }
+    w.verdict = CombineChecks(m.results);
+    w.rows = std::move(m.rows);
+    switch (w.verdict) {
+      case Verdict::kPass: ++a.passes; break;
+      case Verdict::kFail: ++a.failures; break;
+      case Verdict::kInconclusive: ++a.inconclusives; break;
+      case Verdict::kError: ++a.errors; break;
+    }
+    state = RecordInterval(state, w.verdict);
+    // The hold does not matter here: the range stands for one step whose hold is over.
+    w.decision = Decide(state, spec.analysis.policy, /*hold_elapsed=*/true);
+    if (a.stopped_at < 0 && (w.decision.decision == Decision::kRollback ||
+                             w.decision.decision == Decision::kPause)) {
+      a.stopped_at = i;
+      a.outcome = w.decision.decision;
+      a.reason = w.decision.reason;
+    }
+    if (a.stopped_at < 0) {
+      a.outcome = w.decision.decision;
+      a.reason = w.decision.reason;
+    }
+    a.intervals.push_back(std::move(w));
+  }
+  return a;
+}
+
+json PastAnalysisJson(const RolloutSpec& spec, double from, double to, const PastAnalysis& a) {
+  json intervals = json::array();
+  for (const PastInterval& w : a.intervals) {
+    json checks = json::array();
+    for (const MeasurementRow& m : w.rows) {
+      checks.push_back({{"check", m.check},
+                        {"query", m.query},
+                        {"canary", Opt(m.canary_value)},
+                        {"baseline", Opt(m.baseline_value)},
+                        {"figures", json::parse(m.figures_json.empty() ? "null" : m.figures_json,
+                                                nullptr, false)},
+                        {"verdict", m.verdict},
+                        {"reason", m.reason}});
+    }
+    intervals.push_back({{"window", {w.start, w.end}},
+                         {"verdict", std::string(VerdictName(w.verdict))},
+                         {"decision", std::string(DecisionName(w.decision.decision))},
+                         {"decision_reason", w.decision.reason},
+                         {"checks", std::move(checks)}});
+  }
+  json doc = {{"schema", "cutover.canary-analysis/1"},
+              {"name", spec.name},
+              {"from", from},
+              {"to", to},
+              {"interval_s", Seconds(spec.analysis.interval)},
+              {"counts",
+               {{"intervals", a.intervals.size()},
+                {"pass", a.passes},
+                {"fail", a.failures},
+                {"inconclusive", a.inconclusives},
+                {"error", a.errors}}},
+              {"outcome", std::string(DecisionName(a.outcome))},
+              {"reason", a.reason},
+              {"stopped_at", a.stopped_at >= 0 ? json(a.stopped_at) : json(nullptr)},
+              {"intervals", std::move(intervals)}};
+  if (!a.spec_error.empty()) doc["spec_error"] = a.spec_error;
+  return doc;
+}
+
+Result<double> ParseTimeArg(std::string_view text, double now) {
+  auto bad = [&] {
+    return Status::InvalidArgument(
+        "time '" + std::string(text.substr(0, 64)) +
+        "': expected unix seconds, RFC 3339 (2026-12-04T10:00:00Z), now or now-DURATION");
+  };
+  if (text == "now") return now;
+  if (text.substr(0, 4) == "now-") {
+    Result<Millis> d = ParseSpecDuration(text.substr(4));
+    if (!d.ok()) return bad();
+    return now - Seconds(*d);
+  }
+  if (!text.empty() && IsDigit(text[0]) && text.find('-') == std::string_view::npos) {
+    size_t p = 0;
+    while (p < text.size() && IsDigit(text[p])) ++p;
+    if (p < text.size() && text[p] == '.') {
+      ++p;
+      size_t first = p;
+      while (p < text.size() && IsDigit(text[p])) ++p;
+      if (p == first) return bad();
+    }
+    if (p != text.size() || text.size() > 24) return bad();
+    double v = std::strtod(std::string(text).c_str(), nullptr);
+    if (!(v >= 0 && v < 253402300800.0)) return bad();  // before year 10000
+    return v;
+  }
+  std::optional<double> t = ParseRfc3339(text);
+  if (!t) return bad();
+  return *t;
+}
+
+}  // namespace cutover::canary
