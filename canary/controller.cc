@@ -390,6 +390,42 @@ Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
   }
 }
 
+Result<std::string> Controller::ConfirmFromMetrics(double zero_until, double window) {
+  // The window ends one scrape after `zero_until`, so its last samples were taken with the
+  // canary at weight 0 for the whole window.
+  const double settle = Seconds(spec_.metrics.step);
+  const double at = zero_until + settle;
+  while (clock_->Now() < at) {
+    if (options_.stop != nullptr && options_.stop->load()) {
+      return Status::Aborted("stopped while confirming the rollback; the rollout stays active");
+    }
+    clock_->Sleep(std::min(options_.tick_seconds, std::max(0.001, at - clock_->Now())));
+  }
+  const Millis range{static_cast<int64_t>(std::llround(window * 1000))};
+  std::optional<double> counts[2];
+  for (int side = 0; side < 2; ++side) {
+    const auto& names = side == 0 ? spec_.traffic.canary : spec_.traffic.baseline;
+    CUTOVER_ASSIGN_OR_RETURN(std::string q,
+                             RenderCheckQuery(spec_, spec_.analysis.requests, names, range));
+    Result<PromResult> r = metrics_->Query(q, at);
+    if (!r.ok()) return "prometheus could not confirm: " + r.status().message();
+    Result<std::vector<double>> v = SingleSeriesValues(*r);
+    if (!v.ok()) return "prometheus could not confirm: " + v.status().message();
+    if (!v->empty() && std::isfinite(v->back())) counts[side] = v->back();
+  }
+  // No series for the canary: nothing counted it in the window, which does not prove it served
+  // nothing (its exporter may be down), unless the baseline's series is there.
+  if (!counts[1]) return std::string("prometheus could not confirm: no baseline requests series");
+  const double canary = counts[0].value_or(0);
+  const double total = canary + *counts[1];
+  const double allowed = std::max(2.0, total / 100);
+  const std::string figures = Fmt(canary) + " of " + Fmt(total) + " requests in " +
+                              Fmt(window) + " s";
+  if (canary > allowed) return "prometheus: canary still served " + figures;
+  Event("rollback", "confirmed from prometheus: canary served " + figures);
+  return std::string();
+}
+
 Result<RolloutOutcome> Controller::Rollback(const std::string& reason) {
   CUTOVER_RETURN_IF_ERROR(SetStatus("rolling-back", reason));
   Event("rollback", "rolling back: " + reason);
@@ -429,6 +465,11 @@ Result<RolloutOutcome> Controller::Rollback(const std::string& reason) {
     if (!before.ok() || !after.ok()) {
       problem = "load balancer counters unreadable: " +
                 (!before.ok() ? before.status() : after.status()).message();
+      // Then from Prometheus, where the spec says how to count requests.
+      if (!spec_.analysis.requests.empty()) {
+        CUTOVER_ASSIGN_OR_RETURN(std::string from_metrics, ConfirmFromMetrics(until, window));
+        problem = from_metrics.empty() ? "" : problem + "; " + from_metrics;
+      }
     } else {
       int64_t total = 0;
       std::optional<double> share = RealisedShare(*before, *after, spec_.traffic.canary, &total);

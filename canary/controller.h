@@ -13,8 +13,10 @@
 //
 // Rollback: status rolling-back is written first; canary weights go to 0 and are read back; the
 // canary's response count from the load balancer's own counters must then stay about flat
-// (at most max(2, 1% of all responses)) over a confirmation window. If the weights do not read
-// back 0 or the counters cannot confirm, the rollout ends rolled-back-unconfirmed (exit 1).
+// (at most max(2, 1% of all responses)) over a confirmation window. A provider without
+// per-server counters (nginx, command) confirms from Prometheus instead: analysis.requests per
+// side over the same window, one scrape later, by the same bound. If the weights do not read
+// back 0 or neither source can confirm, the rollout ends rolled-back-unconfirmed (exit 1).
 //
 // Restart (after kill -9): an active rollout of the same name is resumed at its current step;
 // an intended-but-unapplied step is reconciled with the load balancer's actual weights (set only
@@ -104,6 +106,10 @@ class Controller {
   Result<StepEnd> RunPauseStep(const StepRow& row);
   Status EnterStep(int next, int prev, const std::string& prev_outcome);
   Result<RolloutOutcome> Rollback(const std::string& reason);
+  // Confirms from Prometheus (analysis.requests per side, over `window` seconds after
+  // `zero_until`) that the canary served at most max(2, 1% of all requests): "" when it did,
+  // else the problem. Waits one scrape past `zero_until` first.
+  Result<std::string> ConfirmFromMetrics(double zero_until, double window);
   Status SetStatus(const std::string& status, const std::string& reason);
   void Event(const std::string& kind, const std::string& message);
 

@@ -111,11 +111,12 @@ std::optional<double> ParseRfc3339(std::string_view s) {
 }  // namespace
 
 Result<std::string> RenderCheckQuery(const RolloutSpec& spec, const std::string& tmpl,
-                                     const std::vector<std::string>& side) {
+                                     const std::vector<std::string>& side,
+                                     std::optional<Millis> interval) {
   std::map<std::string, std::string> v = {{"servers", ServersRegex(side)},
                                           {"canary", ServersRegex(spec.traffic.canary)},
                                           {"baseline", ServersRegex(spec.traffic.baseline)},
-                                          {"interval", PromDuration(spec.analysis.interval)}};
+                                          {"interval", PromDuration(interval.value_or(spec.analysis.interval))}};
   return RenderTemplate(tmpl, v);
 }
 

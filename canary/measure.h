@@ -11,6 +11,7 @@
 #ifndef CUTOVER_CANARY_MEASURE_H_
 #define CUTOVER_CANARY_MEASURE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,9 +38,11 @@ struct IntervalMeasurement {
   std::string spec_error;
 };
 
-// `tmpl` with {{servers}} set to `side` and the other check placeholders from the spec.
+// `tmpl` with {{servers}} set to `side` and the other check placeholders from the spec;
+// {{interval}} is `interval` when given, else analysis.interval.
 Result<std::string> RenderCheckQuery(const RolloutSpec& spec, const std::string& tmpl,
-                                     const std::vector<std::string>& side);
+                                     const std::vector<std::string>& side,
+                                     std::optional<Millis> interval = std::nullopt);
 
 // Measures and judges the spec's checks over [start, end]: instant queries at `end`, range
 // queries (Mann-Whitney checks) over the window at the metrics step. Transient metrics errors

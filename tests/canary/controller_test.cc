@@ -148,6 +148,61 @@ TEST_F(ControllerTest, CanaryStillServingEndsUnconfirmed) {
   EXPECT_EQ(store_->GetRollout(out->rollout_id)->status, "rolled-back-unconfirmed");
 }
 
+// A provider without per-server counters: the rollback is confirmed from Prometheus, where the
+// canary's requests fell to zero once its weight went to 0, and not where they did not.
+class RollbackFromMetricsTest : public ControllerTest {
+ protected:
+  void SetUp() override {
+    ControllerTest::SetUp();
+    metrics_.canary_value = 0.05;  // fails the error-rate check: a rollback
+    traffic_.counters_error = Status::Unimplemented("no per-server counters");
+    clock_.on_sleep = [this](double) {
+      int w = traffic_.weights().at("d1");
+      if (w > 0) had_traffic_ = true;
+      if (had_traffic_ && w == 0 && canary_stops_) metrics_.canary_requests = 0;
+    };
+  }
+  bool had_traffic_ = false;
+  bool canary_stops_ = true;
+};
+
+TEST_F(RollbackFromMetricsTest, CanaryRequestsAtZeroConfirm) {
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back") << out->reason;
+  bool confirmed = false;
+  for (const auto& e : store_->Events(out->rollout_id).value()) {
+    confirmed |= e.message.find("confirmed from prometheus: canary served 0 of 1000 requests in "
+                                "2 s") != std::string::npos;
+  }
+  EXPECT_TRUE(confirmed);
+}
+
+TEST_F(RollbackFromMetricsTest, CanaryStillCountedIsUnconfirmed) {
+  canary_stops_ = false;
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back-unconfirmed");
+  EXPECT_NE(out->reason.find("load balancer counters unreadable: no per-server counters; "
+                             "prometheus: canary still served 1000 of 2000 requests"),
+            std::string::npos)
+      << out->reason;
+}
+
+TEST_F(RollbackFromMetricsTest, PrometheusDownIsUnconfirmed) {
+  clock_.on_sleep = [this](double) {
+    int w = traffic_.weights().at("d1");
+    if (w > 0) had_traffic_ = true;
+    if (had_traffic_ && w == 0) metrics_.error = Status::Unavailable("prometheus: refused");
+  };
+  auto out = RunSpec(SpecText());
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back-unconfirmed");
+  EXPECT_NE(out->reason.find("prometheus could not confirm: prometheus: refused"),
+            std::string::npos)
+      << out->reason;
+}
+
 TEST_F(ControllerTest, ReloadedWeightsAreReasserted) {
   bool reloaded = false;
   double t0 = clock_.Now();

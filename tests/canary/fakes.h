@@ -49,6 +49,7 @@ class FakeTraffic : public Traffic {
   }
   Result<std::map<std::string, ServerCounters>> ReadCounters() override {
     Accrue();
+    if (!counters_error.ok()) return counters_error;
     std::map<std::string, ServerCounters> out;
     for (const auto& [k, v] : served_) out[k].responses = static_cast<int64_t>(v);
     return out;
@@ -77,6 +78,7 @@ class FakeTraffic : public Traffic {
   double rps = 100;
   std::set<std::string> leak_canary;  // servers that keep serving 20% whatever their weight
   Status set_error;
+  Status counters_error;  // set: ReadCounters fails (a provider without per-server counters)
   int set_calls = 0;
   int generation = 1;
 
