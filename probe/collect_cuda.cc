@@ -5,7 +5,7 @@
 
 #include "probe/collect.h"
 #include "probe/parsers.h"
-#include "probe/subprocess.h"
+#include "core/subprocess.h"
 
 namespace cutover::probe {
 namespace {

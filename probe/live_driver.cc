@@ -7,7 +7,7 @@
 #include <functional>
 #include <memory>
 
-#include "probe/subprocess.h"
+#include "core/subprocess.h"
 
 namespace cutover::probe {
 namespace {

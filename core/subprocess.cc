@@ -1,4 +1,4 @@
-#include "probe/subprocess.h"
+#include "core/subprocess.h"
 
 #include <fcntl.h>
 #include <poll.h>
@@ -8,9 +8,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <algorithm>
 #include <cstring>
 
-namespace cutover::probe {
+namespace cutover {
 namespace {
 
 int64_t NowMs() {
@@ -32,6 +33,16 @@ void WriteAll(int fd, const std::string& data) {
 }
 
 constexpr int kExecFailed = 127;
+
+// ": <the last non-empty line of out>" (at most 200 bytes), or "" when there is none.
+std::string LastLine(const std::string& out) {
+  size_t end = out.find_last_not_of("\r\n \t");
+  if (end == std::string::npos) return "";
+  size_t start = out.rfind('\n', end);
+  start = start == std::string::npos ? 0 : start + 1;
+  std::string line = out.substr(start, std::min<size_t>(end + 1 - start, 200));
+  return ": " + line;
+}
 
 // Forks and runs `child` (which must end with _exit) with its stdout on a pipe; collects the
 // output until EOF or the deadline.
@@ -131,9 +142,10 @@ Result<std::string> RunProgram(const std::vector<std::string>& argv, int timeout
   if (!out.ok()) return out;
   if (exit_status == kExecFailed) return Status::NotFound(argv[0] + ": cannot be executed");
   if (exit_status != 0) {
-    return Status::Environment(argv[0] + " exited with status " + std::to_string(exit_status));
+    return Status::Environment(argv[0] + " exited with status " + std::to_string(exit_status) +
+                               LastLine(*out));
   }
   return out;
 }
 
-}  // namespace cutover::probe
+}  // namespace cutover
