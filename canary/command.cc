@@ -7,6 +7,7 @@
 #include "canary/controller.h"
 #include "canary/haproxy_traffic.h"
 #include "canary/measure.h"
+#include "canary/nginx_traffic.h"
 #include "canary/prometheus_client.h"
 #include "canary/spec.h"
 #include "canary/state.h"
@@ -50,16 +51,28 @@ json RolloutJson(const canary::RolloutRow& r) {
 Result<int> RunStart(const GlobalOptions& g, const std::string& spec_path) {
   CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(spec_path));
   CUTOVER_ASSIGN_OR_RETURN(canary::RolloutSpec spec, canary::ParseSpec(text, spec_path));
-  if (spec.traffic.provider != canary::TrafficProvider::kHaproxy) {
-    return Status::Unimplemented("canary: traffic provider '" +
-                                 std::string(canary::TrafficProviderName(spec.traffic.provider)) +
-                                 "' is not built yet (haproxy is)");
+  std::unique_ptr<canary::Traffic> traffic;
+  switch (spec.traffic.provider) {
+    case canary::TrafficProvider::kHaproxy:
+      traffic = std::make_unique<canary::HaproxyTraffic>(
+          canary::HaproxyTrafficOptions{.socket = spec.traffic.socket,
+                                        .address = spec.traffic.address,
+                                        .backend = spec.traffic.backend,
+                                        .timeout = spec.traffic.timeout});
+      break;
+    case canary::TrafficProvider::kNginx:
+      traffic = std::make_unique<canary::NginxTraffic>(
+          canary::NginxTrafficOptions{.upstream_file = spec.traffic.upstream_file,
+                                      .upstream = spec.traffic.upstream,
+                                      .test_command = spec.traffic.test_command,
+                                      .reload_command = spec.traffic.reload_command,
+                                      .timeout = spec.traffic.timeout});
+      break;
+    case canary::TrafficProvider::kCommand:
+      return Status::Unimplemented(
+          "canary: traffic provider 'command' is not built yet (haproxy and nginx are)");
   }
   CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g)));
-  canary::HaproxyTraffic traffic({.socket = spec.traffic.socket,
-                                  .address = spec.traffic.address,
-                                  .backend = spec.traffic.backend,
-                                  .timeout = spec.traffic.timeout});
   canary::PrometheusClient metrics(spec.metrics.url, spec.metrics.timeout);
   canary::RealClock clock;
   g_stop.store(false);
@@ -67,7 +80,8 @@ Result<int> RunStart(const GlobalOptions& g, const std::string& spec_path) {
   std::signal(SIGINT, OnStopSignal);
   canary::ControllerOptions opts;
   opts.stop = &g_stop;
-  canary::Controller controller(spec, spec_path, text, &store, &traffic, &metrics, &clock, opts);
+  canary::Controller controller(spec, spec_path, text, &store, traffic.get(), &metrics, &clock,
+                                opts);
   CUTOVER_ASSIGN_OR_RETURN(canary::RolloutOutcome out, controller.Run());
   if (out.status == "rolled-back-unconfirmed") {
     std::fprintf(stderr, "cutover: canary %s: ROLLBACK UNCONFIRMED: %s\n", spec.name.c_str(),

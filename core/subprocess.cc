@@ -122,12 +122,12 @@ Result<std::string> RunInChild(const std::string& what, const std::function<std:
   return out;
 }
 
-Result<std::string> RunProgram(const std::vector<std::string>& argv, int timeout_ms) {
+Result<ProgramOutput> RunProgramForStatus(const std::vector<std::string>& argv, int timeout_ms) {
   if (argv.empty()) return Status::InvalidArgument("RunProgram: empty argv");
   std::vector<char*> args;
   for (const std::string& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
-  int exit_status = 0;
+  ProgramOutput result;
   auto out = ForkAndCollect(
       argv[0],
       [&](int fd) {
@@ -138,14 +138,20 @@ Result<std::string> RunProgram(const std::vector<std::string>& argv, int timeout
         ::execvp(args[0], args.data());
         ::_exit(kExecFailed);
       },
-      timeout_ms, &exit_status);
-  if (!out.ok()) return out;
-  if (exit_status == kExecFailed) return Status::NotFound(argv[0] + ": cannot be executed");
-  if (exit_status != 0) {
-    return Status::Environment(argv[0] + " exited with status " + std::to_string(exit_status) +
-                               LastLine(*out));
+      timeout_ms, &result.exit_status);
+  if (!out.ok()) return out.status();
+  if (result.exit_status == kExecFailed) return Status::NotFound(argv[0] + ": cannot be executed");
+  result.output = std::move(*out);
+  return result;
+}
+
+Result<std::string> RunProgram(const std::vector<std::string>& argv, int timeout_ms) {
+  CUTOVER_ASSIGN_OR_RETURN(ProgramOutput r, RunProgramForStatus(argv, timeout_ms));
+  if (r.exit_status != 0) {
+    return Status::Environment(argv[0] + " exited with status " + std::to_string(r.exit_status) +
+                               LastLine(r.output));
   }
-  return out;
+  return std::move(r.output);
 }
 
 }  // namespace cutover

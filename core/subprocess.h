@@ -27,6 +27,13 @@ Result<std::string> RunInChild(const std::string& what, const std::function<std:
 // cannot be executed.
 Result<std::string> RunProgram(const std::vector<std::string>& argv, int timeout_ms);
 
+// The same, but a non-zero exit is a result, not an error: its status and everything printed.
+struct ProgramOutput {
+  int exit_status = 0;
+  std::string output;  // stdout and stderr
+};
+Result<ProgramOutput> RunProgramForStatus(const std::vector<std::string>& argv, int timeout_ms);
+
 }  // namespace cutover
 
 #endif  // CUTOVER_CORE_SUBPROCESS_H_

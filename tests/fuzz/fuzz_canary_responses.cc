@@ -1,11 +1,14 @@
 // Fuzzes what canary reads from its servers: Prometheus query responses (JSON), sample values,
-// and HAProxy's runtime API answers (show stat CSV, get weight, show info). No crash; accepted
-// results are sane (a scalar is one series, rows name their proxy).
+// HAProxy's runtime API answers (show stat CSV, get weight, show info) and nginx upstream files.
+// No crash; accepted results are sane (a scalar is one series, rows name their proxy, an
+// upstream file renders back to text that parses to the same block).
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "canary/haproxy_traffic.h"
+#include "canary/nginx_traffic.h"
 #include "canary/prometheus.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -25,5 +28,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto w = cutover::canary::ParseGetWeight(text);
   if (w.ok()) FUZZ_CHECK(*w >= 0 && *w <= 256, "weight out of range");
   (void)cutover::canary::ParseShowInfo(text);
+  auto up = cutover::canary::ParseUpstream(text, "infer");
+  if (up.ok()) {
+    std::string rendered = cutover::canary::RenderUpstream(*up);
+    auto again = cutover::canary::ParseUpstream(rendered, "infer");
+    FUZZ_CHECK(again.ok(), "a rendered upstream file does not parse: " + again.status().message());
+    FUZZ_CHECK(cutover::canary::UpstreamWeights(*again) == cutover::canary::UpstreamWeights(*up),
+               "weights changed in a render round trip");
+    FUZZ_CHECK(cutover::canary::RenderUpstream(*again) == rendered, "render is not stable");
+  }
   return 0;
 }

@@ -364,6 +364,7 @@ Status NginxDav::Prepare() {
     << "  fastcgi_temp_path " << d << "/temp/fastcgi;\n"
     << "  uwsgi_temp_path " << d << "/temp/uwsgi;\n"
     << "  scgi_temp_path " << d << "/temp/scgi;\n"
+    << options_.extra_http_config << "\n"
     << "  server {\n"
     << "    listen 127.0.0.1:" << port_ << (options_.tls ? " ssl" : "") << ";\n";
   if (options_.tls) {

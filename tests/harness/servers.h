@@ -138,6 +138,7 @@ struct NginxDavOptions {
   std::string nginx = "/usr/sbin/nginx";
   std::string dav_ext_module = "/usr/lib/nginx/modules/ngx_http_dav_ext_module.so";
   std::string extra_server_config;  // appended inside the server block
+  std::string extra_http_config;    // appended inside the http block (upstreams, includes)
 };
 class NginxDav : public TestServer {
  public:
