@@ -513,6 +513,15 @@ Result<RolloutOutcome> Controller::Run() {
                         latest->status + ")");
     if (latest->status == "rolling-back") return Rollback(latest->reason);
   } else {
+    // Before anything is recorded, the load balancer must answer for every server of the spec:
+    // otherwise there is nothing to roll out, and a rollout that could only fail is not started.
+    std::vector<std::string> servers = spec_.traffic.baseline;
+    servers.insert(servers.end(), spec_.traffic.canary.begin(), spec_.traffic.canary.end());
+    Result<Weights> reachable = traffic_->ReadWeights(servers);
+    if (!reachable.ok()) {
+      return Status(reachable.status().code(), "canary " + spec_.name +
+                                                   " not started: " + reachable.status().message());
+    }
     CUTOVER_ASSIGN_OR_RETURN(
         id_, store_->CreateRollout(spec_.name, spec_path_, spec_text_, clock_->Now()));
     Result<std::string> gen = traffic_->Generation();

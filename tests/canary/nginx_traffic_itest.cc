@@ -171,6 +171,22 @@ TEST_F(NginxCanaryItest, SlowCanaryRollsBackConfirmedFromPrometheus) {
       << Events();
 }
 
+TEST_F(NginxCanaryItest, AServerMissingFromTheUpstreamStartsNoRollout) {
+  ASSERT_TRUE(WriteFileAtomic(upstream_file_,
+                              "upstream infer {\n    server " + s1_.address() + " weight=1;\n}\n")
+                  .ok());
+  auto out = Run();
+  EXPECT_EQ(out.status().code(), Code::kNotFound) << out.status().ToString();
+  EXPECT_NE(out.status().message().find("canary nginx-itest not started: nginx: upstream infer in"),
+            std::string::npos)
+      << out.status().message();
+  auto store = RolloutStore::Open(dir_.Join("state.db"));
+  ASSERT_TRUE(store.ok());
+  auto latest = store->LatestRollout("nginx-itest");
+  ASSERT_TRUE(latest.ok());
+  EXPECT_FALSE(latest->has_value()) << "a rollout was recorded";
+}
+
 TEST_F(NginxCanaryItest, AConfigNginxRefusesIsNotAppliedAndTheFileIsRestored) {
   // A parameter nginx rejects: nginx -t fails, the file goes back, nginx keeps running.
   const std::string bad = "upstream infer {\n    server " + s1_.address() +
