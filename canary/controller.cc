@@ -18,8 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-double Seconds(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
-
 std::string Fmt(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.6g", v);
@@ -390,17 +388,22 @@ Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
   }
 }
 
+Status Controller::WaitWhileConfirming(double until) {
+  while (clock_->Now() < until) {
+    if (options_.stop != nullptr && options_.stop->load()) {
+      return Status::Aborted("stopped while confirming the rollback; the rollout stays active");
+    }
+    clock_->Sleep(std::min(options_.tick_seconds, std::max(0.001, until - clock_->Now())));
+  }
+  return Status::Ok();
+}
+
 Result<std::string> Controller::ConfirmFromMetrics(double zero_until, double window) {
   // The window ends one scrape after `zero_until`, so its last samples were taken with the
   // canary at weight 0 for the whole window.
   const double settle = Seconds(spec_.metrics.step);
   const double at = zero_until + settle;
-  while (clock_->Now() < at) {
-    if (options_.stop != nullptr && options_.stop->load()) {
-      return Status::Aborted("stopped while confirming the rollback; the rollout stays active");
-    }
-    clock_->Sleep(std::min(options_.tick_seconds, std::max(0.001, at - clock_->Now())));
-  }
+  CUTOVER_RETURN_IF_ERROR(WaitWhileConfirming(at));
   const Millis range{static_cast<int64_t>(std::llround(window * 1000))};
   std::optional<double> counts[2];
   for (int side = 0; side < 2; ++side) {
@@ -455,12 +458,7 @@ Result<RolloutOutcome> Controller::Rollback(const std::string& reason) {
                         : std::clamp(Seconds(spec_.analysis.interval), 2.0, 30.0);
     auto before = traffic_->ReadCounters();
     double until = clock_->Now() + window;
-    while (clock_->Now() < until) {
-      if (options_.stop != nullptr && options_.stop->load()) {
-        return Status::Aborted("stopped while confirming the rollback; the rollout stays active");
-      }
-      clock_->Sleep(std::min(options_.tick_seconds, std::max(0.001, until - clock_->Now())));
-    }
+    CUTOVER_RETURN_IF_ERROR(WaitWhileConfirming(until));
     auto after = traffic_->ReadCounters();
     if (!before.ok() || !after.ok()) {
       problem = "load balancer counters unreadable: " +

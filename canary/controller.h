@@ -110,6 +110,8 @@ class Controller {
   // `zero_until`) that the canary served at most max(2, 1% of all requests): "" when it did,
   // else the problem. Waits one scrape past `zero_until` first.
   Result<std::string> ConfirmFromMetrics(double zero_until, double window);
+  // Sleeps in ticks until `until`; Aborted when a stop is requested meanwhile.
+  Status WaitWhileConfirming(double until);
   Status SetStatus(const std::string& status, const std::string& reason);
   void Event(const std::string& kind, const std::string& message);
 

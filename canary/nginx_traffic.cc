@@ -191,10 +191,11 @@ Weights UpstreamWeights(const UpstreamBlock& b) {
 
 NginxTraffic::NginxTraffic(NginxTrafficOptions options) : options_(std::move(options)) {}
 
-Result<UpstreamBlock> NginxTraffic::Load() {
-  CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(options_.upstream_file));
-  Result<UpstreamBlock> b = ParseUpstream(text, options_.upstream);
+Result<UpstreamBlock> NginxTraffic::Load(std::string* text) {
+  CUTOVER_ASSIGN_OR_RETURN(std::string read, ReadFile(options_.upstream_file));
+  Result<UpstreamBlock> b = ParseUpstream(read, options_.upstream);
   if (!b.ok()) return Status(b.status().code(), options_.upstream_file + ": " + b.status().message());
+  if (text != nullptr) *text = std::move(read);
   return b;
 }
 
@@ -209,13 +210,8 @@ Status NginxTraffic::Run(const std::string& what, const std::string& command) {
 }
 
 Status NginxTraffic::SetWeights(const Weights& weights) {
-  CUTOVER_ASSIGN_OR_RETURN(std::string old_text, ReadFile(options_.upstream_file));
-  Result<UpstreamBlock> parsed = ParseUpstream(old_text, options_.upstream);
-  if (!parsed.ok()) {
-    return Status(parsed.status().code(),
-                  options_.upstream_file + ": " + parsed.status().message());
-  }
-  UpstreamBlock b = std::move(*parsed);
+  std::string old_text;
+  CUTOVER_ASSIGN_OR_RETURN(UpstreamBlock b, Load(&old_text));
   for (const auto& [server, weight] : weights) {
     if (weight < 0 || weight > kMaxNginxWeight) {
       return Status::InvalidArgument("nginx: weight " + std::to_string(weight) + " for " + server +

@@ -82,7 +82,8 @@ class NginxTraffic : public Traffic {
   Result<std::string> Generation() override;
 
  private:
-  Result<UpstreamBlock> Load();
+  // Reads and parses the file (its text into *text when given); errors name the file.
+  Result<UpstreamBlock> Load(std::string* text = nullptr);
   Status Run(const std::string& what, const std::string& command);
 
   NginxTrafficOptions options_;

@@ -28,6 +28,9 @@ inline constexpr std::string_view kSpecApiVersion = "cutover/v1";
 
 using Millis = std::chrono::milliseconds;
 
+// A spec duration in seconds.
+inline double Seconds(Millis d) { return static_cast<double>(d.count()) / 1000.0; }
+
 enum class TrafficProvider { kHaproxy, kNginx, kCommand };
 std::string_view TrafficProviderName(TrafficProvider p);
 

@@ -1,10 +1,12 @@
-// Wall-clock timestamps as every cutover document writes them.
+// Wall-clock timestamps as every cutover document writes them, and read back.
 //
 // Thread-safety: thread-safe.
 #ifndef CUTOVER_CORE_TIME_UTIL_H_
 #define CUTOVER_CORE_TIME_UTIL_H_
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace cutover {
 
@@ -13,6 +15,11 @@ std::string NowRfc3339Utc();
 
 // `unix_seconds` (floored to the second) the same way.
 std::string Rfc3339Utc(double unix_seconds);
+
+// Unix seconds of an RFC 3339 date-time: "2026-12-04T10:00:00Z", "2026-12-04t11:00:00.5+01:00"
+// (T or t, Z or z or a +hh:mm / -hh:mm offset, optional fraction; years from 1970). nullopt for
+// anything else, impossible dates included (February 30, hour 24).
+std::optional<double> ParseRfc3339(std::string_view text);
 
 }  // namespace cutover
 

@@ -50,21 +50,8 @@ class CanaryItest : public ::testing::Test {
     if (ps.code() == Code::kEnvironment) CUTOVER_SKIP_OR_FAIL(ps.message());
     ASSERT_TRUE(ps.ok()) << ps.ToString();
     // Wait until every target has been scraped.
-    PrometheusClient prom(prometheus_->url(), 2000ms);
-    bool up = false;
-    for (int i = 0; i < 200 && !up; ++i) {
-      auto r = prom.Query("count(up == 1)", RealClock().Now());
-      if (r.ok()) {
-        auto v = SingleSeriesValues(*r);
-        up = v.ok() && !v->empty() && v->back() == 3;
-      }
-      if (!up) std::this_thread::sleep_for(100ms);
-    }
-    if (!up) {
-      auto r =
-          cutover::testing::HttpFetch({.url = prometheus_->url() + "/api/v1/targets?state=active"});
-      FAIL() << "prometheus did not scrape all targets: " << r.body;
-    }
+    Status up = testing::WaitForTargetsUp(prometheus_->url(), 3);
+    ASSERT_TRUE(up.ok()) << up.ToString();
     auto store = RolloutStore::Open(dir_.Join("state.db"));
     ASSERT_TRUE(store.ok());
     watcher_.emplace(std::move(*store));

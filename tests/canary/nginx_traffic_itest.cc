@@ -50,17 +50,8 @@ class NginxCanaryItest : public ::testing::Test {
     Status ps = prometheus_->Start();
     if (ps.code() == Code::kEnvironment) CUTOVER_SKIP_OR_FAIL(ps.message());
     ASSERT_TRUE(ps.ok()) << ps.ToString();
-    PrometheusClient prom(prometheus_->url(), 2000ms);
-    bool up = false;
-    for (int i = 0; i < 200 && !up; ++i) {
-      auto r = prom.Query("count(up == 1)", RealClock().Now());
-      if (r.ok()) {
-        auto v = SingleSeriesValues(*r);
-        up = v.ok() && !v->empty() && v->back() == 2;
-      }
-      if (!up) std::this_thread::sleep_for(100ms);
-    }
-    ASSERT_TRUE(up) << "prometheus did not scrape both backends";
+    Status up = testing::WaitForTargetsUp(prometheus_->url(), 2);
+    ASSERT_TRUE(up.ok()) << up.ToString();
   }
 
   std::string SpecText() {

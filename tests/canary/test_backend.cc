@@ -2,7 +2,10 @@
 
 #include <cstdio>
 
+#include "canary/controller.h"
+#include "canary/prometheus_client.h"
 #include "core/http_client.h"
+#include "tests/harness/servers.h"
 
 namespace cutover::canary::testing {
 namespace {
@@ -117,6 +120,21 @@ void LoadGenerator::Stop() {
   stop_ = true;
   for (std::thread& t : workers_) t.join();
   workers_.clear();
+}
+
+Status WaitForTargetsUp(const std::string& prometheus_url, int targets) {
+  PrometheusClient prom(prometheus_url, std::chrono::milliseconds(2000));
+  for (int i = 0; i < 200; ++i) {
+    auto r = prom.Query("count(up == 1)", RealClock().Now());
+    if (r.ok()) {
+      auto v = SingleSeriesValues(*r);
+      if (v.ok() && !v->empty() && v->back() == targets) return Status::Ok();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  auto r = cutover::testing::HttpFetch({.url = prometheus_url + "/api/v1/targets?state=active"});
+  return Status::Unavailable("prometheus did not scrape all " + std::to_string(targets) +
+                             " targets: " + r.body);
 }
 
 }  // namespace cutover::canary::testing

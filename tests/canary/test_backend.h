@@ -9,6 +9,8 @@
 // LoadGenerator: `threads` loops sending GET / to a URL, each at most `rps_per_thread` requests
 // per second, on loopback, until stopped; counts answers by status class.
 //
+// WaitForTargetsUp: for a fixture's SetUp, until Prometheus has scraped every target once.
+//
 // Thread-safety: setters and counters may be used from any thread.
 #ifndef CUTOVER_TESTS_CANARY_TEST_BACKEND_H_
 #define CUTOVER_TESTS_CANARY_TEST_BACKEND_H_
@@ -71,6 +73,10 @@ class LoadGenerator {
   std::atomic<int64_t> errors_{0};
   std::vector<std::thread> workers_;
 };
+
+// Waits (up to 20 s) until Prometheus at `prometheus_url` reports `targets` scrape targets up.
+// Unavailable with Prometheus's view of its targets when it does not.
+Status WaitForTargetsUp(const std::string& prometheus_url, int targets);
 
 }  // namespace cutover::canary::testing
 
