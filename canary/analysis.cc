@@ -12,12 +12,6 @@ namespace {
 // The exact null distribution is used when there are no ties and both sides are at most this.
 constexpr int kExactMaxPerSide = 50;
 
-std::string Fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 std::string FmtP(double p) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", p);
@@ -89,6 +83,12 @@ double ExactTail(int n, int m, double u_obs, bool upper) {
 }
 
 }  // namespace
+
+std::string FormatNumber(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
 
 std::string_view VerdictName(Verdict v) {
   switch (v) {
@@ -198,6 +198,24 @@ double MinAttainablePValue(int n, int m) {
   return 1.0 / c;
 }
 
+CheckResult ApplyNoiseFloor(const CheckBounds& bounds, const CheckInput& input, CheckResult canary,
+                            const CheckResult& pair) {
+  if (canary.verdict != Verdict::kFail || pair.verdict != Verdict::kFail) return canary;
+  if (bounds.max || bounds.min) {
+    CheckBounds absolute;
+    absolute.max = bounds.max;
+    absolute.min = bounds.min;
+    absolute.worse = bounds.worse;
+    absolute.aggregate = bounds.aggregate;
+    absolute.min_requests = bounds.min_requests;
+    if (JudgeCheck(absolute, input).verdict == Verdict::kFail) return canary;
+  }
+  canary.verdict = Verdict::kInconclusive;
+  canary.reason = "noise floor: the A/A pair fails the same band (" + pair.reason +
+                  "); canary: " + canary.reason;
+  return canary;
+}
+
 CheckResult ErrorResult(std::string reason) {
   CheckResult r;
   r.verdict = Verdict::kError;
@@ -226,7 +244,7 @@ CheckResult JudgeCheck(const CheckBounds& b, const CheckInput& in) {
                             std::to_string(b.min_requests) + ")");
       }
       if (**count < need) {
-        return inconclusive(std::string(name) + " served " + Fmt(**count) +
+        return inconclusive(std::string(name) + " served " + FormatNumber(**count) +
                             " requests, fewer than min_requests " + std::to_string(b.min_requests));
       }
     }
@@ -262,16 +280,18 @@ CheckResult JudgeCheck(const CheckBounds& b, const CheckInput& in) {
 
   if (b.max) {
     if (cv > *b.max) {
-      fails.push_back("canary " + agg + " " + Fmt(cv) + " > max " + Fmt(*b.max));
+      fails.push_back("canary " + agg + " " + FormatNumber(cv) + " > max " + FormatNumber(*b.max));
     } else {
-      passes.push_back("canary " + agg + " " + Fmt(cv) + " <= max " + Fmt(*b.max));
+      passes.push_back("canary " + agg + " " + FormatNumber(cv) + " <= max " +
+                       FormatNumber(*b.max));
     }
   }
   if (b.min) {
     if (cv < *b.min) {
-      fails.push_back("canary " + agg + " " + Fmt(cv) + " < min " + Fmt(*b.min));
+      fails.push_back("canary " + agg + " " + FormatNumber(cv) + " < min " + FormatNumber(*b.min));
     } else {
-      passes.push_back("canary " + agg + " " + Fmt(cv) + " >= min " + Fmt(*b.min));
+      passes.push_back("canary " + agg + " " + FormatNumber(cv) + " >= min " +
+                       FormatNumber(*b.min));
     }
   }
 
@@ -286,7 +306,8 @@ CheckResult JudgeCheck(const CheckBounds& b, const CheckInput& in) {
       ratio = cv == 0 ? 1.0 : INFINITY;
     }
     r.figures.ratio = ratio;
-    const std::string sides = " (canary " + Fmt(cv) + ", baseline " + Fmt(bv) + ")";
+    const std::string sides =
+        " (canary " + FormatNumber(cv) + ", baseline " + FormatNumber(bv) + ")";
     const bool test_owns_max = b.test != StatTest::kNone && b.worse == Worse::kHigher;
     const bool test_owns_min = b.test != StatTest::kNone && b.worse == Worse::kLower;
     auto point_ratio = [&](const std::optional<double>& bound, bool is_max) {
@@ -295,11 +316,11 @@ CheckResult JudgeCheck(const CheckBounds& b, const CheckInput& in) {
       if (!ratio) {
         pending.push_back(std::string("ratio undefined for a negative baseline") + sides);
       } else if (is_max ? *ratio > *bound : *ratio < *bound) {
-        fails.push_back("ratio " + Fmt(*ratio) + (is_max ? " > " : " < ") + name + " " +
-                        Fmt(*bound) + sides);
+        fails.push_back("ratio " + FormatNumber(*ratio) + (is_max ? " > " : " < ") + name + " " +
+                        FormatNumber(*bound) + sides);
       } else {
-        passes.push_back("ratio " + Fmt(*ratio) + (is_max ? " <= " : " >= ") + name + " " +
-                         Fmt(*bound));
+        passes.push_back("ratio " + FormatNumber(*ratio) + (is_max ? " <= " : " >= ") + name + " " +
+                         FormatNumber(*bound));
       }
     };
     if (!test_owns_max) point_ratio(b.max_ratio, true);
@@ -332,9 +353,9 @@ CheckResult JudgeCheck(const CheckBounds& b, const CheckInput& in) {
         const std::string what =
             std::string("mann-whitney: canary ") +
             (b.worse == Worse::kHigher ? "higher" : "lower") + " than " +
-            (scale == 1.0 ? std::string("baseline") : Fmt(scale) + " x baseline") +
-            ", p=" + FmtP(t.p_value) + " (U=" + Fmt(t.u) + ", n=" + std::to_string(n) + "/" +
-            std::to_string(m) + ")";
+            (scale == 1.0 ? std::string("baseline") : FormatNumber(scale) + " x baseline") +
+            ", p=" + FmtP(t.p_value) + " (U=" + FormatNumber(t.u) + ", n=" + std::to_string(n) +
+            "/" + std::to_string(m) + ")";
         if (t.p_value <= alpha) {
           fails.push_back(what + " <= " + FmtP(alpha));
         } else {

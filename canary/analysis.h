@@ -20,6 +20,9 @@
 
 namespace cutover::canary {
 
+// A figure in a reason or message: printf's %.6g ("0.0123", "1.5e+06", "nan").
+std::string FormatNumber(double v);
+
 // The outcome of one check, or of one interval. kError: the measurement itself failed (query
 // error, timeout); JudgeCheck never returns it, the controller builds it with ErrorResult.
 enum class Verdict { kPass, kFail, kInconclusive, kError };
@@ -107,6 +110,14 @@ struct CheckResult {
 // samples: inconclusive); then any violated bound fails; else any bound that cannot decide yet
 // (too few samples for the test) makes it inconclusive; else it passes.
 CheckResult JudgeCheck(const CheckBounds& bounds, const CheckInput& input);
+
+// The canary's result once its A/A pair's is known (the pair judged in the same window by the
+// relative bounds alone). A canary that fails only relative bounds (ratio or test) which the
+// pair fails too is kInconclusive: the noise floor is above the band, so the failure is no
+// evidence. A failed absolute bound (max/min on `input`) stays a failure; a pair that passed,
+// could not decide or errored changes nothing.
+CheckResult ApplyNoiseFloor(const CheckBounds& bounds, const CheckInput& input, CheckResult canary,
+                            const CheckResult& pair);
 
 // A check whose measurement failed (query error, timeout): verdict kError with `reason`.
 CheckResult ErrorResult(std::string reason);

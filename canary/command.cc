@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "canary/command_traffic.h"
 #include "canary/controller.h"
 #include "canary/haproxy_traffic.h"
 #include "canary/measure.h"
@@ -69,8 +70,13 @@ Result<int> RunStart(const GlobalOptions& g, const std::string& spec_path) {
                                       .timeout = spec.traffic.timeout});
       break;
     case canary::TrafficProvider::kCommand:
-      return Status::Unimplemented(
-          "canary: traffic provider 'command' is not built yet (haproxy and nginx are)");
+      traffic = std::make_unique<canary::CommandTraffic>(
+          canary::CommandTrafficOptions{.set_weight = spec.traffic.set_weight,
+                                        .get_weight = spec.traffic.get_weight,
+                                        .baseline = spec.traffic.baseline,
+                                        .canary = spec.traffic.canary,
+                                        .timeout = spec.traffic.timeout});
+      break;
   }
   CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g)));
   canary::PrometheusClient metrics(spec.metrics.url, spec.metrics.timeout);

@@ -18,12 +18,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string Fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
-
 }  // namespace
 
 double RealClock::Now() {
@@ -79,7 +73,13 @@ Controller::Controller(RolloutSpec spec, std::string spec_path, std::string spec
       traffic_(traffic),
       metrics_(metrics),
       clock_(clock),
-      options_(options) {}
+      options_(options),
+      hooks_(options.hooks) {
+  if (hooks_ == nullptr) {
+    own_hooks_ = std::make_unique<RealHookRunner>();
+    hooks_ = own_hooks_.get();
+  }
+}
 
 void Controller::Event(const std::string& kind, const std::string& message) {
   CUTOVER_LOG(kInfo) << "canary " << spec_.name << ": " << kind << ": " << message;
@@ -125,6 +125,77 @@ Status Controller::EnterStep(int next, int prev, const std::string& prev_outcome
   analysis_ = BeginStep(analysis_);
   CUTOVER_FAILPOINT("canary.after_intent");
   return Status::Ok();
+}
+
+Result<Controller::Gate> Controller::CheckGates(int next) {
+  CUTOVER_ASSIGN_OR_RETURN(WeightPlan to, PlanFor(next));
+  WeightPlan from;  // before the first step: 0%
+  if (step_ >= 0) {
+    CUTOVER_ASSIGN_OR_RETURN(from, PlanFor(step_));
+  }
+  if (spec_.capacity && to.canary_percent > from.canary_percent) {
+    CUTOVER_ASSIGN_OR_RETURN(CapacityResult c,
+                             CheckCapacity(spec_, *metrics_, to.canary_percent, clock_->Now()));
+    if (!c.spec_error.empty()) return Gate{false, true, c.spec_error};
+    if (!c.pass) return Gate{false, false, c.reason};
+  }
+  HookEvent event{.rollout = spec_.name,
+                  .rollout_id = id_,
+                  .step = next,
+                  .weight = to.canary_percent,
+                  .from_weight = from.canary_percent};
+  const int last = static_cast<int>(spec_.steps.size()) - 1;
+  // pre_step last: it runs once per weight change unless it says no itself.
+  const std::pair<const char*, const std::optional<HookSpec>*> hooks[] = {
+      {"confirm_promotion", next == last ? &spec_.hooks.confirm_promotion : nullptr},
+      {"pre_step", to.canary_percent != from.canary_percent ? &spec_.hooks.pre_step : nullptr}};
+  for (const auto& [name, hook] : hooks) {
+    if (hook == nullptr || !hook->has_value()) continue;
+    event.hook = name;
+    Status s = hooks_->Run(**hook, event);
+    if (!s.ok()) return Gate{false, false, s.message()};
+  }
+  return Gate{};
+}
+
+Status Controller::NoteGate(const Gate& gate) {
+  const std::string reason = gate.pass ? "" : "held at the gate: " + gate.reason;
+  if (reason == gate_reason_) return Status::Ok();
+  gate_reason_ = reason;
+  Event("gate", gate.pass ? "the gate passed" : reason);
+  return paused_ ? Status::Ok() : SetStatus("running", reason);
+}
+
+Result<std::optional<RolloutOutcome>> Controller::WaitAtGate(int next) {
+  const double every = std::max(Seconds(spec_.analysis.interval), options_.tick_seconds);
+  double ask_at = clock_->Now();
+  while (true) {
+    CUTOVER_ASSIGN_OR_RETURN(Action a, Tick());
+    if (a == Action::kStop) {
+      Event("stop", "stopped by signal at the gate of step " + std::to_string(next));
+      return Status::Aborted("stopped; rollout " + std::to_string(id_) + " stays active at step " +
+                             std::to_string(step_));
+    }
+    if (a == Action::kAbort) {
+      CUTOVER_ASSIGN_OR_RETURN(RolloutOutcome out, Rollback("aborted by command"));
+      return std::optional<RolloutOutcome>(std::move(out));
+    }
+    if (a == Action::kPromote || a == Action::kPromoteFull) {
+      Event("gate", "promote does not pass the gate: " + gate_reason_);
+      CUTOVER_RETURN_IF_ERROR(SetStatus("running", gate_reason_));
+    }
+    if (!paused_ && clock_->Now() >= ask_at) {
+      CUTOVER_ASSIGN_OR_RETURN(Gate g, CheckGates(next));
+      CUTOVER_RETURN_IF_ERROR(NoteGate(g));
+      if (g.rollback) {
+        CUTOVER_ASSIGN_OR_RETURN(RolloutOutcome out, Rollback(g.reason));
+        return std::optional<RolloutOutcome>(std::move(out));
+      }
+      if (g.pass) return std::optional<RolloutOutcome>();
+      ask_at = clock_->Now() + every;
+    }
+    clock_->Sleep(options_.tick_seconds);
+  }
 }
 
 static std::vector<std::string> ServerNames(const Weights& w) {
@@ -345,9 +416,9 @@ Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
           bool ok = std::fabs(*share - plan.share) <= tolerance;
           CheckResult r;
           r.verdict = ok ? Verdict::kPass : Verdict::kFail;
-          r.reason = "canary served " + Fmt(*share) + "% of " + std::to_string(total) +
-                     " responses, intended " + Fmt(plan.share) + "% (tolerance " + Fmt(tolerance) +
-                     " points)";
+          r.reason = "canary served " + FormatNumber(*share) + "% of " + std::to_string(total) +
+                     " responses, intended " + FormatNumber(plan.share) + "% (tolerance " +
+                     FormatNumber(tolerance) + " points)";
           m.verdict = std::string(VerdictName(r.verdict));
           m.reason = r.reason;
           results.push_back(std::move(r));
@@ -362,6 +433,16 @@ Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
     Verdict verdict = CombineChecks(results);
     analysis_ = RecordInterval(analysis_, verdict);
     StepDecision d = Decide(analysis_, spec_.analysis.policy, clock_->Now() >= hold_end);
+    const bool has_next = row.step_index + 1 < static_cast<int>(spec_.steps.size());
+    if (d.decision == Decision::kAdvance && has_next) {
+      CUTOVER_ASSIGN_OR_RETURN(Gate g, CheckGates(row.step_index + 1));
+      CUTOVER_RETURN_IF_ERROR(NoteGate(g));
+      if (g.rollback) {
+        d = StepDecision{Decision::kRollback, g.reason};
+      } else if (!g.pass) {
+        d = StepDecision{Decision::kHold, "held at the gate: " + g.reason};
+      }
+    }
     MeasurementRow summary = base_row("interval", "");
     summary.verdict = std::string(VerdictName(verdict));
     summary.reason = std::string(DecisionName(d.decision)) + ": " + d.reason;
@@ -372,7 +453,7 @@ Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
     CUTOVER_FAILPOINT("canary.after_interval");
     switch (d.decision) {
       case Decision::kAdvance:
-        return StepEnd{StepEnd::kAdvance, d.reason};
+        return StepEnd{StepEnd::kAdvance, d.reason, true};
       case Decision::kRollback:
         return StepEnd{StepEnd::kRollback, d.reason};
       case Decision::kPause:
@@ -422,8 +503,8 @@ Result<std::string> Controller::ConfirmFromMetrics(double zero_until, double win
   const double canary = counts[0].value_or(0);
   const double total = canary + *counts[1];
   const double allowed = std::max(2.0, total / 100);
-  const std::string figures = Fmt(canary) + " of " + Fmt(total) + " requests in " +
-                              Fmt(window) + " s";
+  const std::string figures = FormatNumber(canary) + " of " + FormatNumber(total) +
+                              " requests in " + FormatNumber(window) + " s";
   if (canary > allowed) return "prometheus: canary still served " + figures;
   Event("rollback", "confirmed from prometheus: canary served " + figures);
   return std::string();
@@ -474,7 +555,7 @@ Result<RolloutOutcome> Controller::Rollback(const std::string& reason) {
       int64_t canary = share ? static_cast<int64_t>(std::llround(*share * total / 100.0)) : 0;
       int64_t allowed = std::max<int64_t>(2, total / 100);
       std::string figures = std::to_string(canary) + " of " + std::to_string(total) +
-                            " responses in " + Fmt(window) + " s";
+                            " responses in " + FormatNumber(window) + " s";
       if (canary > allowed) {
         problem = "canary still served " + figures;
       } else {
@@ -482,7 +563,6 @@ Result<RolloutOutcome> Controller::Rollback(const std::string& reason) {
       }
     }
   }
-  if (spec_.hooks.on_rollback) Event("hook", "on_rollback hooks are not run by this build");
   if (problem.empty()) {
     out.status = "rolled-back";
   } else {
@@ -491,9 +571,24 @@ Result<RolloutOutcome> Controller::Rollback(const std::string& reason) {
     Event("rollback-unconfirmed", problem);
     CUTOVER_LOG(kError) << "canary " << spec_.name << ": ROLLBACK UNCONFIRMED: " << problem;
   }
+  RunOnRollback(out.status, out.reason);
   CUTOVER_RETURN_IF_ERROR(
       store_->EndRollout(id_, step_, "rolled-back", out.status, out.reason, clock_->Now()));
   return out;
+}
+
+void Controller::RunOnRollback(const std::string& status, const std::string& reason) {
+  if (!spec_.hooks.on_rollback) return;
+  HookEvent event{
+      .hook = "on_rollback",
+      .rollout = spec_.name,
+      .rollout_id = id_,
+      .step = step_,
+      .weight = 0,
+      .from_weight = step_ >= 0 ? PlanFor(step_).value_or(WeightPlan{}).canary_percent : 0,
+      .reason = status + ": " + reason};
+  Status s = hooks_->Run(*spec_.hooks.on_rollback, event);
+  Event("hook", s.ok() ? std::string("on_rollback passed") : s.message());
 }
 
 Result<RolloutOutcome> Controller::Run() {
@@ -533,6 +628,8 @@ Result<RolloutOutcome> Controller::Run() {
                                         " but the spec has " + std::to_string(spec_.steps.size()) +
                                         " steps");
     }
+    CUTOVER_ASSIGN_OR_RETURN(std::optional<RolloutOutcome> ended, WaitAtGate(0));
+    if (ended) return *ended;
     CUTOVER_RETURN_IF_ERROR(EnterStep(0, -1, ""));
   }
   const int last = static_cast<int>(spec_.steps.size()) - 1;
@@ -570,6 +667,10 @@ Result<RolloutOutcome> Controller::Run() {
           return RolloutOutcome{id_, "promoted", end.reason, 0};
         }
         int next = end.kind == StepEnd::kPromoteFull ? last : step_ + 1;
+        if (!end.gated) {
+          CUTOVER_ASSIGN_OR_RETURN(std::optional<RolloutOutcome> ended, WaitAtGate(next));
+          if (ended) return *ended;
+        }
         if (next != step_ + 1) {
           Event("promote-full",
                 "skipping steps " + std::to_string(step_ + 1) + ".." + std::to_string(next - 1));

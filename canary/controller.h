@@ -18,6 +18,16 @@
 // side over the same window, one scrape later, by the same bound. If the weights do not read
 // back 0 or neither source can confirm, the rollout ends rolled-back-unconfirmed (exit 1).
 //
+// Gates: before entering the next step the controller asks, in order, the capacity query (only
+// before a weight increase), the confirm_promotion hook (before the last step) and the pre_step
+// hook (before a weight change; last, so it runs once per change unless it says no itself). While
+// one says no, the rollout stays at its current weights: an analysed step keeps measuring and asks
+// again after each interval that would have advanced; otherwise (a pause, a 0/100% step, a promote
+// command) it asks again every analysis interval, still obeying abort and pause. Each change of the
+// gate's answer is a `gate` event and the rollout's status reason; a capacity query Prometheus
+// rejects as wrong rolls back. on_rollback runs once the rollback's outcome is known, before it is
+// recorded (a restart in rolling-back runs it again); its failure is only an event.
+//
 // Restart (after kill -9): an active rollout of the same name is resumed at its current step;
 // an intended-but-unapplied step is reconciled with the load balancer's actual weights (set only
 // when they differ: no flapping). No step is skipped or recorded twice. A stop request (SIGTERM)
@@ -35,10 +45,12 @@
 #define CUTOVER_CANARY_CONTROLLER_H_
 
 #include <atomic>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "canary/analysis.h"
+#include "canary/hooks.h"
 #include "canary/prometheus_client.h"
 #include "canary/spec.h"
 #include "canary/state.h"
@@ -67,6 +79,8 @@ struct ControllerOptions {
   double confirm_seconds = 0;
   // Set (e.g. by a SIGTERM handler) to stop at the next tick, keeping the state.
   const std::atomic<bool>* stop = nullptr;
+  // Runs the spec's hooks; borrowed. Null: a RealHookRunner owned by the controller.
+  HookRunner* hooks = nullptr;
 };
 
 struct RolloutOutcome {
@@ -96,9 +110,24 @@ class Controller {
   struct StepEnd {
     enum Kind { kAdvance, kPromoteFull, kRollback, kStop } kind = kAdvance;
     std::string reason;
+    bool gated = false;  // kAdvance: the gates for the next step already passed
+  };
+
+  // The gates' answer for entering step `next` from the current one.
+  struct Gate {
+    bool pass = true;
+    bool rollback = false;  // a gate query is wrong: the rollout cannot go on
+    std::string reason;
   };
 
   Result<WeightPlan> PlanFor(int step) const;
+  Result<Gate> CheckGates(int next);
+  // Records a change of the gate's answer (event and status reason).
+  Status NoteGate(const Gate& gate);
+  // Asks the gates for `next` every analysis interval until they pass (nullopt). Otherwise the
+  // rollback's outcome (abort, a wrong gate query), or Aborted on a stop request.
+  Result<std::optional<RolloutOutcome>> WaitAtGate(int next);
+  void RunOnRollback(const std::string& status, const std::string& reason);
   Status ApplyStep(const StepRow& row);
   Status Reconcile(const StepRow& row, const std::string& why);
   Result<Action> Tick();
@@ -123,6 +152,8 @@ class Controller {
   Metrics* metrics_;
   Clock* clock_;
   ControllerOptions options_;
+  std::unique_ptr<HookRunner> own_hooks_;
+  HookRunner* hooks_;
 
   int64_t id_ = 0;
   int step_ = -1;
@@ -134,6 +165,7 @@ class Controller {
   // Set when Tick re-asserted weights the load balancer had lost; the interval under way then
   // measured another split than intended and starts again (RunWeightStep clears it).
   bool reasserted_ = false;
+  std::string gate_reason_;  // the gate's last "no", empty while it passes
 };
 
 }  // namespace cutover::canary

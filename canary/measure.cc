@@ -37,6 +37,42 @@ Result<std::string> RenderCheckQuery(const RolloutSpec& spec, const std::string&
   return RenderTemplate(tmpl, v);
 }
 
+Result<CapacityResult> CheckCapacity(const RolloutSpec& spec, Metrics& metrics, int next_percent,
+                                     double at) {
+  const CapacitySpec& c = *spec.capacity;
+  CapacityResult out;
+  CUTOVER_ASSIGN_OR_RETURN(
+      out.query, RenderTemplate(c.query, {{"canary", ServersRegex(spec.traffic.canary)},
+                                          {"baseline", ServersRegex(spec.traffic.baseline)},
+                                          {"interval", PromDuration(spec.analysis.interval)},
+                                          {"weight", std::to_string(next_percent)}}));
+  Result<std::vector<double>> v = Values(metrics.Query(out.query, at));
+  if (!v.ok()) {
+    if (!IsTransientMetricsError(v.status())) {
+      out.spec_error = "spec error in capacity.query: " + v.status().message();
+    }
+    out.reason = "capacity query failed: " + v.status().message();
+    return out;
+  }
+  if (v->empty()) {
+    out.reason = "capacity query returned no series";
+    return out;
+  }
+  out.value = v->back();
+  const std::string shown = FormatNumber(*out.value);
+  if (!std::isfinite(*out.value)) {
+    out.reason = "capacity is " + shown + ", not a finite value";
+  } else if (c.min && *out.value < *c.min) {
+    out.reason = "capacity " + shown + " below min " + FormatNumber(*c.min);
+  } else if (c.max && *out.value > *c.max) {
+    out.reason = "capacity " + shown + " above max " + FormatNumber(*c.max);
+  } else {
+    out.pass = true;
+    out.reason = "capacity " + shown + " within bounds for " + std::to_string(next_percent) + "%";
+  }
+  return out;
+}
+
 json CheckFiguresJson(const CheckFigures& f) {
   json j = {{"canary_samples", f.canary_samples},
             {"baseline_samples", f.baseline_samples},
@@ -63,24 +99,32 @@ Result<IntervalMeasurement> MeasureInterval(const RolloutSpec& spec, Metrics& me
     m.window_end = end;
     return m;
   };
-  std::optional<double> req_canary, req_baseline;
-  std::string request_error;
+  // The sides measured: canary, baseline, and the A/A pair's b and a when the spec has one.
+  enum Side { kCanary, kBaseline, kAaB, kAaA };
+  const std::vector<std::string>* names[] = {&spec.traffic.canary, &spec.traffic.baseline,
+                                             &spec.analysis.aa_b, &spec.analysis.aa_a};
+  const char* request_rows[] = {"requests:canary", "requests:baseline", "requests:aa-b",
+                                "requests:aa-a"};
+  const bool aa = !spec.analysis.aa_a.empty();
+  const int sides = aa ? 4 : 2;
+  std::optional<double> requests[4];
+  std::string request_error[2];  // [0]: canary/baseline, [1]: the A/A pair
   if (spec.analysis.min_requests > 0) {
-    for (int side = 0; side < 2; ++side) {
-      const auto& names = side == 0 ? spec.traffic.canary : spec.traffic.baseline;
-      CUTOVER_ASSIGN_OR_RETURN(std::string q, RenderCheckQuery(spec, spec.analysis.requests, names));
+    for (int side = 0; side < sides; ++side) {
+      CUTOVER_ASSIGN_OR_RETURN(std::string q,
+                               RenderCheckQuery(spec, spec.analysis.requests, *names[side]));
       Result<std::vector<double>> v = Values(metrics.Query(q, end));
       if (!v.ok() && !IsTransientMetricsError(v.status())) {
         out.spec_error = "spec error in analysis.requests: " + v.status().message();
         return out;
       }
       if (!v.ok()) {
-        request_error = v.status().message();
+        request_error[side / 2] = v.status().message();
       } else if (!v->empty()) {
-        (side == 0 ? req_canary : req_baseline) = v->back();
+        requests[side] = v->back();
       }
-      MeasurementRow m = row(side == 0 ? "requests:canary" : "requests:baseline", q);
-      m.canary_value = side == 0 ? req_canary : req_baseline;
+      MeasurementRow m = row(request_rows[side], q);
+      m.canary_value = requests[side];
       m.verdict = v.ok() ? "info" : "error";
       m.reason = v.ok() ? "" : v.status().message();
       out.rows.push_back(std::move(m));
@@ -88,34 +132,57 @@ Result<IntervalMeasurement> MeasureInterval(const RolloutSpec& spec, Metrics& me
   }
   for (const CheckSpec& check : spec.analysis.checks) {
     const bool ranged = check.bounds.test == StatTest::kMannWhitney;
-    CheckInput input;
-    input.canary_requests = req_canary;
-    input.baseline_requests = req_baseline;
+    // inputs[0]: canary against baseline; inputs[1]: the A/A pair, b in the canary's place.
+    CheckInput inputs[2];
+    for (int pair = 0; pair < 2; ++pair) {
+      inputs[pair].canary_requests = requests[2 * pair];
+      inputs[pair].baseline_requests = requests[2 * pair + 1];
+    }
     std::string query_text;
-    Status error;
-    for (int side = 0; side < (check.vs_baseline ? 2 : 1) && error.ok(); ++side) {
-      const auto& names = side == 0 ? spec.traffic.canary : spec.traffic.baseline;
-      CUTOVER_ASSIGN_OR_RETURN(std::string q, RenderCheckQuery(spec, check.query, names));
-      if (side == 0) query_text = q;
+    Status error[2];
+    const int measured = check.vs_baseline ? sides : 1;
+    for (int side = 0; side < measured && error[side / 2].ok(); ++side) {
+      CUTOVER_ASSIGN_OR_RETURN(std::string q, RenderCheckQuery(spec, check.query, *names[side]));
+      if (side == kCanary) query_text = q;
       Result<std::vector<double>> v =
           Values(ranged ? metrics.QueryRange(q, start, end, settle) : metrics.Query(q, end));
       if (!v.ok()) {
-        error = v.status();
-      } else {
-        (side == 0 ? input.canary : input.baseline) = std::move(*v);
+        error[side / 2] = v.status();
+        continue;
+      }
+      CheckInput& in = inputs[side / 2];
+      (side % 2 == 0 ? in.canary : in.baseline) = std::move(*v);
+    }
+    for (const Status& e : error) {
+      if (!e.ok() && !IsTransientMetricsError(e)) {
+        out.spec_error = "spec error in check " + check.name + ": " + e.message();
+        return out;
       }
     }
-    if (!error.ok() && !IsTransientMetricsError(error)) {
-      out.spec_error = "spec error in check " + check.name + ": " + error.message();
-      return out;
-    }
     CheckResult r;
-    if (!request_error.empty()) {
-      r = ErrorResult("requests: " + request_error);
-    } else if (!error.ok()) {
-      r = ErrorResult(error.message());
+    if (!request_error[0].empty()) {
+      r = ErrorResult("requests: " + request_error[0]);
+    } else if (!error[0].ok()) {
+      r = ErrorResult(error[0].message());
     } else {
-      r = JudgeCheck(check.bounds, input);
+      r = JudgeCheck(check.bounds, inputs[0]);
+    }
+    std::optional<MeasurementRow> aa_row;
+    if (aa && check.vs_baseline) {
+      // The pair is judged by the relative bounds alone: an absolute bound is about the canary.
+      CheckBounds relative = check.bounds;
+      relative.max.reset();
+      relative.min.reset();
+      CheckResult pair = !request_error[1].empty() ? ErrorResult("requests: " + request_error[1])
+                         : !error[1].ok()          ? ErrorResult(error[1].message())
+                                                   : JudgeCheck(relative, inputs[1]);
+      aa_row = row("aa:" + check.name, "");
+      aa_row->canary_value = pair.figures.canary_value;
+      aa_row->baseline_value = pair.figures.baseline_value;
+      aa_row->figures_json = CheckFiguresJson(pair.figures).dump();
+      aa_row->verdict = std::string(VerdictName(pair.verdict));
+      aa_row->reason = pair.reason;
+      r = ApplyNoiseFloor(check.bounds, inputs[0], std::move(r), pair);
     }
     MeasurementRow m = row(check.name, query_text);
     m.canary_value = r.figures.canary_value;
@@ -124,6 +191,7 @@ Result<IntervalMeasurement> MeasureInterval(const RolloutSpec& spec, Metrics& me
     m.verdict = std::string(VerdictName(r.verdict));
     m.reason = r.reason;
     out.rows.push_back(std::move(m));
+    if (aa_row) out.rows.push_back(std::move(*aa_row));
     out.results.push_back(std::move(r));
   }
   return out;

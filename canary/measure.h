@@ -50,6 +50,21 @@ Result<std::string> RenderCheckQuery(const RolloutSpec& spec, const std::string&
 Result<IntervalMeasurement> MeasureInterval(const RolloutSpec& spec, Metrics& metrics,
                                             double start, double end);
 
+// What the capacity gate (spec `capacity:`) found before a weight increase.
+struct CapacityResult {
+  bool pass = false;
+  std::string query;  // as sent
+  std::optional<double> value;
+  std::string reason;      // why it passed or holds: the value against its bounds
+  std::string spec_error;  // non-empty when Prometheus rejected the query as wrong
+};
+
+// Runs the capacity query with {{weight}} = `next_percent` as an instant query at `at`. It
+// passes only on one finite value within min/max; no series, NaN, Inf or an unreachable
+// Prometheus hold (evidence, not time). REQUIRES: spec.capacity.
+Result<CapacityResult> CheckCapacity(const RolloutSpec& spec, Metrics& metrics, int next_percent,
+                                     double at);
+
 // The figures of a check result as stored in MeasurementRow::figures_json.
 nlohmann::json CheckFiguresJson(const CheckFigures& figures);
 

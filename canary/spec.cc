@@ -1,6 +1,7 @@
 #include "canary/spec.h"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -15,12 +16,6 @@
 
 namespace cutover::canary {
 namespace {
-
-std::string Fmt(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.6g", v);
-  return buf;
-}
 
 using yaml::Index;
 using yaml::JoinKeys;
@@ -70,6 +65,13 @@ class SpecParser : public yaml::Reader {
 
 };
 
+bool IsShellSafeName(const std::string& name) {
+  return !name.empty() && std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '.' || c == '_' || c == ':' ||
+           c == '/' || c == '-';
+  });
+}
+
 bool UsesPlaceholder(const std::string& tmpl, std::string_view name) {
   Result<std::vector<std::string>> names = TemplatePlaceholders(tmpl);
   if (!names.ok()) return true;  // the malformed template is reported on its own
@@ -89,10 +91,16 @@ constexpr std::string_view kMetricsKeys[] = {"provider", "url", "timeout", "step
 constexpr std::string_view kMetricProviders[] = {"prometheus"};
 constexpr std::string_view kStepKeys[] = {"weight", "hold", "pause"};
 constexpr std::string_view kPauseKeys[] = {"duration"};
-constexpr std::string_view kAnalysisKeys[] = {"interval",           "min_requests",
-                                              "requests",           "failure_limit",
-                                              "inconclusive_limit", "consecutive_error_limit",
-                                              "on_inconclusive",    "checks"};
+constexpr std::string_view kAnalysisKeys[] = {"interval",
+                                              "min_requests",
+                                              "requests",
+                                              "failure_limit",
+                                              "inconclusive_limit",
+                                              "consecutive_error_limit",
+                                              "on_inconclusive",
+                                              "checks",
+                                              "aa"};
+constexpr std::string_view kAaKeys[] = {"a", "b"};
 constexpr std::string_view kOnInconclusive[] = {"rollback", "pause"};
 constexpr std::string_view kCheckKeys[] = {"name",        "query", "max",      "min",
                                            "vs_baseline", "worse", "aggregate"};
@@ -141,9 +149,13 @@ void ParseTraffic(SpecParser& p, const YAML::Node& n, TrafficSpec& t) {
         p.Error(n["set_weight"], Sub(path, "set_weight"), "must use {{weight}}");
       }
     }
-    if (auto get = p.String(n, path, "get_weight", false)) {
+    if (auto get = p.String(n, path, "get_weight", true)) {
       t.get_weight = *get;
       p.Placeholders(n, path, "get_weight", *get, kCommandPlaceholders);
+      if (UsesPlaceholder(*get, "weight")) {
+        p.Error(n["get_weight"], Sub(path, "get_weight"),
+                "{{weight}} is what get_weight prints; it has no value here");
+      }
     }
     t.timeout = p.Duration(n, path, "timeout", false, false).value_or(t.timeout);
   }
@@ -152,6 +164,18 @@ void ParseTraffic(SpecParser& p, const YAML::Node& n, TrafficSpec& t) {
   for (const std::string& c : t.canary) {
     if (std::find(t.baseline.begin(), t.baseline.end(), c) != t.baseline.end()) {
       p.Error(n["canary"], "traffic.canary", c + " is also in traffic.baseline");
+    }
+  }
+  if (t.provider == TrafficProvider::kCommand) {
+    // The names reach /bin/sh unquoted through {{canary}} and {{baseline}}.
+    for (const char* side : {"baseline", "canary"}) {
+      for (const std::string& name : side[0] == 'b' ? t.baseline : t.canary) {
+        if (!IsShellSafeName(name)) {
+          p.Error(
+              n[side], Sub(path, side),
+              "'" + name + "': command traffic names may use only letters, digits and . _ : / -");
+        }
+      }
     }
   }
 }
@@ -223,7 +247,7 @@ void ParseCheck(SpecParser& p, const YAML::Node& n, const std::string& path, Che
   b.max = p.Number(n, path, "max", false);
   b.min = p.Number(n, path, "min", false);
   if (b.max && b.min && *b.min > *b.max) {
-    p.Error(n["min"], path + ".min", "must not be above max (" + Fmt(*b.max) + ")");
+    p.Error(n["min"], path + ".min", "must not be above max (" + FormatNumber(*b.max) + ")");
   }
   if (auto w = p.Enum(n, path, "worse", false, kWorse)) {
     b.worse = *w == "lower" ? Worse::kLower : Worse::kHigher;
@@ -244,11 +268,11 @@ void ParseCheck(SpecParser& p, const YAML::Node& n, const std::string& path, Che
       b.min_ratio = p.Number(vs, vp, "min_ratio", false);
       for (const char* k : {"max_ratio", "min_ratio"}) {
         std::optional<double> r = std::string_view(k) == "max_ratio" ? b.max_ratio : b.min_ratio;
-        if (r && *r <= 0) p.Error(vs[k], vp + "." + k, "must be above 0, got " + Fmt(*r));
+        if (r && *r <= 0) p.Error(vs[k], vp + "." + k, "must be above 0, got " + FormatNumber(*r));
       }
       if (b.max_ratio && b.min_ratio && *b.min_ratio > *b.max_ratio) {
         p.Error(vs["min_ratio"], vp + ".min_ratio",
-                "must not be above max_ratio (" + Fmt(*b.max_ratio) + ")");
+                "must not be above max_ratio (" + FormatNumber(*b.max_ratio) + ")");
       }
       if (p.Enum(vs, vp, "test", false, kTests)) b.test = StatTest::kMannWhitney;
       const bool test_given = vs["test"].IsDefined();
@@ -257,7 +281,7 @@ void ParseCheck(SpecParser& p, const YAML::Node& n, const std::string& path, Che
           p.Error(vs["confidence"], vp + ".confidence", "only applies with test: mann-whitney");
         } else if (*conf <= 0.5 || *conf >= 1) {
           p.Error(vs["confidence"], vp + ".confidence",
-                  "must be between 0.5 and 1 (exclusive), got " + Fmt(*conf));
+                  "must be between 0.5 and 1 (exclusive), got " + FormatNumber(*conf));
         } else {
           b.confidence = *conf;  // also kept when the test name was wrong
         }
@@ -277,8 +301,8 @@ void ParseCheck(SpecParser& p, const YAML::Node& n, const std::string& path, Che
           while (MinAttainablePValue(k, k) > alpha) ++k;
           p.Error(vs["min_samples"].IsDefined() ? vs["min_samples"] : vs, vp + ".min_samples",
                   "with " + std::to_string(b.min_samples) +
-                      " samples per side no result can fail at confidence " + Fmt(b.confidence) +
-                      "; use at least " + std::to_string(k));
+                      " samples per side no result can fail at confidence " +
+                      FormatNumber(b.confidence) + "; use at least " + std::to_string(k));
         }
       }
       if (!b.max_ratio && !b.min_ratio && b.test == StatTest::kNone) {
@@ -295,10 +319,29 @@ void ParseCheck(SpecParser& p, const YAML::Node& n, const std::string& path, Che
   }
 }
 
+// analysis.aa: two disjoint, non-empty groups of baseline servers.
+void ParseAa(SpecParser& p, const YAML::Node& n, const TrafficSpec& traffic, AnalysisSpec& a) {
+  const std::string path = "analysis.aa";
+  if (!p.Map(n, path, kAaKeys)) return;
+  a.aa_a = p.StringList(n, path, "a", true).value_or(std::vector<std::string>{});
+  a.aa_b = p.StringList(n, path, "b", true).value_or(std::vector<std::string>{});
+  for (const char* key : {"a", "b"}) {
+    for (const std::string& name : key[0] == 'a' ? a.aa_a : a.aa_b) {
+      const auto& base = traffic.baseline;
+      if (std::find(base.begin(), base.end(), name) == base.end()) {
+        p.Error(n[key], Sub(path, key), name + " is not in traffic.baseline");
+      } else if (key[0] == 'b' && std::find(a.aa_a.begin(), a.aa_a.end(), name) != a.aa_a.end()) {
+        p.Error(n[key], Sub(path, key), name + " is also in analysis.aa.a");
+      }
+    }
+  }
+}
+
 void ParseAnalysis(SpecParser& p, const YAML::Node& n, const MetricsSpec& metrics,
-                   AnalysisSpec& a) {
+                   const TrafficSpec& traffic, AnalysisSpec& a) {
   const std::string path = "analysis";
   if (!p.Map(n, path, kAnalysisKeys)) return;
+  if (YAML::Node aa = p.Get(n, path, "aa", false); aa.IsDefined()) ParseAa(p, aa, traffic, a);
   a.interval = p.Duration(n, path, "interval", true, false).value_or(Millis{0});
   a.min_requests = p.Int(n, path, "min_requests", true, 0, INT64_MAX).value_or(0);
   if (auto r = p.String(n, path, "requests", a.min_requests > 0)) {
@@ -442,7 +485,7 @@ Result<RolloutSpec> ParseSpec(std::string_view yaml_text, std::string_view file_
       ParseSteps(p, s, spec.steps);
     }
     if (YAML::Node a = p.Get(root, "", "analysis", true); a.IsDefined()) {
-      ParseAnalysis(p, a, spec.metrics, spec.analysis);
+      ParseAnalysis(p, a, spec.metrics, spec.traffic, spec.analysis);
     }
     if (YAML::Node c = p.Get(root, "", "capacity", false); c.IsDefined()) {
       spec.capacity.emplace();

@@ -84,6 +84,11 @@ struct AnalysisSpec {
   std::string requests;  // query: requests served by {{servers}} over {{interval}}
   AnalysisPolicy policy;
   std::vector<CheckSpec> checks;
+  // The A/A pair (analysis.aa): two disjoint groups of baseline servers judged against each
+  // other by every vs_baseline check, in the same window, to measure the noise floor. Both
+  // empty when not set.
+  std::vector<std::string> aa_a;
+  std::vector<std::string> aa_b;
 };
 
 struct CapacitySpec {

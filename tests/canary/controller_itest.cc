@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "canary/command_traffic.h"
 #include "canary/haproxy_traffic.h"
 #include "canary/prometheus_client.h"
 #include "canary/state.h"
@@ -19,6 +20,7 @@
 #include "tests/canary/test_backend.h"
 #include "tests/harness/fault_proxy.h"
 #include "tests/harness/schema_check.h"
+#include "tests/harness/scripted_http_server.h"
 #include "tests/harness/servers.h"
 #include "tests/harness/test_env.h"
 
@@ -93,6 +95,28 @@ class CanaryItest : public ::testing::Test {
            "      vs_baseline: {max_ratio: 2}\n";
   }
 
+  // SpecText with the command provider: the operator's scripts drive the same HAProxy through
+  // its admin socket with socat, in canary percents (s1 gets 100 - percent).
+  std::string CommandSpecText(const std::string& extra) {
+    const std::string sock = "socat - UNIX-CONNECT:" + haproxy_->admin_socket();
+    std::string text = SpecText();
+    const size_t a = text.find("traffic:");
+    const size_t b = text.find("metrics:");
+    text.replace(a, b - a,
+                 "traffic:\n"
+                 "  provider: command\n"
+                 "  set_weight: 'w={{weight}}; echo \"set weight infer/{{canary}} $w; set weight "
+                 "infer/{{baseline}} $((100 - w))\" | " +
+                     sock +
+                     "'\n"
+                     "  get_weight: 'echo \"get weight infer/{{canary}}\" | " +
+                     sock +
+                     " | cut -d\" \" -f1'\n"
+                     "  baseline: [s1]\n"
+                     "  canary: [d1]\n");
+    return text + extra;
+  }
+
   // Runs the controller on its own thread; `during` runs on this one until it returns.
   Result<RolloutOutcome> RunController(const std::string& text,
                                        const std::function<void()>& during = nullptr) {
@@ -105,10 +129,20 @@ class CanaryItest : public ::testing::Test {
         out = store.status();
         return;
       }
-      HaproxyTraffic traffic({.socket = haproxy_->admin_socket(), .backend = "infer"});
+      std::unique_ptr<Traffic> traffic;
+      if (spec->traffic.provider == TrafficProvider::kCommand) {
+        traffic = std::make_unique<CommandTraffic>(
+            CommandTrafficOptions{.set_weight = spec->traffic.set_weight,
+                                  .get_weight = spec->traffic.get_weight,
+                                  .baseline = spec->traffic.baseline,
+                                  .canary = spec->traffic.canary});
+      } else {
+        traffic = std::make_unique<HaproxyTraffic>(
+            HaproxyTrafficOptions{.socket = haproxy_->admin_socket(), .backend = "infer"});
+      }
       PrometheusClient metrics(metrics_url_.empty() ? prometheus_->url() : metrics_url_, 1000ms);
       RealClock clock;
-      Controller c(*spec, "itest.yaml", text, &*store, &traffic, &metrics, &clock);
+      Controller c(*spec, "itest.yaml", text, &*store, traffic.get(), &metrics, &clock);
       out = c.Run();
     });
     if (during) during();
@@ -247,6 +281,90 @@ TEST_F(CanaryItest, FivePercentErrorsRollBackWithinTwoIntervals) {
   EXPECT_LT(v->back(), 0.5) << "canary requests/s after the rollback";
   load.Stop();
   ReportLatency(out->rollout_id);
+}
+
+// The command provider and every gate on the real load balancer and Prometheus: a capacity
+// query Prometheus answers, a pre_step URL hook, and a confirm_promotion command that holds the
+// rollout at 50% until the operator's file appears.
+TEST_F(CanaryItest, CommandProviderWithGatesPromotesWhenTheOperatorConfirms) {
+  if (::system("command -v socat >/dev/null") != 0) CUTOVER_SKIP_OR_FAIL("socat is not installed");
+  cutover::testing::ScriptedHttpServer hook_server;
+  ASSERT_TRUE(hook_server.Start().ok());
+  hook_server.SetHandler(
+      [](const auto&) { return cutover::testing::ScriptedResponse{.status = 200}; });
+  const std::string ok_file = dir_.Join("confirmed");
+  const std::string text = CommandSpecText(
+      "capacity: {query: 'sum(up{job=\"backends\"}) * 100 - {{weight}}', min: 0}\n"
+      "hooks:\n"
+      "  pre_step: {url: '" +
+      hook_server.Url("/pre") +
+      "'}\n"
+      "  confirm_promotion: {command: 'test -f " +
+      ok_file + "'}\n");
+  LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy_->port()) + "/", 2, 50);
+  load.Start();
+  double confirmed_at = 0;
+  auto out = RunController(text, [&] {
+    ASSERT_TRUE(WaitApplied(1));
+    // Held at the gate of the last step: at least two intervals pass without it.
+    std::this_thread::sleep_for(8s);
+    EXPECT_EQ(Weight("d1"), 50);
+    confirmed_at = RealClock().Now();
+    std::ofstream(ok_file) << "yes\n";
+  });
+  load.Stop();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->status, "promoted") << out->reason << Trace(out->rollout_id);
+  EXPECT_EQ(Weight("d1"), 100);
+  EXPECT_EQ(Weight("s1"), 0);
+  auto steps = watcher_->Steps(out->rollout_id).value();
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_GE(*steps[2].applied_at, confirmed_at);
+  std::vector<int> weights;
+  for (const auto& r : hook_server.requests()) {
+    weights.push_back(nlohmann::json::parse(r.body).at("weight").get<int>());
+  }
+  EXPECT_EQ(weights, (std::vector<int>{25, 50, 100})) << "pre_step once per weight change";
+  bool held = false;
+  for (const auto& e : watcher_->Events(out->rollout_id).value()) {
+    if (e.kind == "gate" &&
+        e.message.rfind("held at the gate: hook confirm_promotion: sh exited with status 1", 0) ==
+            0) {
+      held = true;
+    }
+  }
+  EXPECT_TRUE(held) << Trace(out->rollout_id);
+}
+
+// A failing canary behind the command provider: rolled back, confirmed from Prometheus (the
+// scripts report no per-server counters), and on_rollback is told.
+TEST_F(CanaryItest, CommandProviderRollsBackConfirmedFromPrometheusAndTellsOnRollback) {
+  if (::system("command -v socat >/dev/null") != 0) CUTOVER_SKIP_OR_FAIL("socat is not installed");
+  cutover::testing::ScriptedHttpServer hook_server;
+  ASSERT_TRUE(hook_server.Start().ok());
+  hook_server.SetHandler(
+      [](const auto&) { return cutover::testing::ScriptedResponse{.status = 200}; });
+  d1_.SetErrorRate(0.05);
+  LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy_->port()) + "/", 2, 50);
+  load.Start();
+  auto out = RunController(
+      CommandSpecText("hooks: {on_rollback: {url: '" + hook_server.Url("/rb") + "'}}\n"));
+  load.Stop();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back") << out->reason << Trace(out->rollout_id);
+  EXPECT_EQ(Weight("d1"), 0);
+  EXPECT_EQ(Weight("s1"), 100);
+  bool from_prometheus = false;
+  for (const auto& e : watcher_->Events(out->rollout_id).value()) {
+    if (e.message.rfind("confirmed from prometheus", 0) == 0) from_prometheus = true;
+  }
+  EXPECT_TRUE(from_prometheus) << Trace(out->rollout_id);
+  auto reqs = hook_server.requests();
+  ASSERT_EQ(reqs.size(), 1u);
+  auto event = nlohmann::json::parse(reqs[0].body);
+  EXPECT_EQ(event.at("hook"), "on_rollback");
+  EXPECT_EQ(event.at("from_weight"), 25);
+  EXPECT_EQ(event.at("reason").get<std::string>().rfind("rolled-back: ", 0), 0u);
 }
 
 TEST_F(CanaryItest, NoTrafficIsInconclusiveNeverPromotesAndRollsBack) {

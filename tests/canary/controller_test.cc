@@ -1,6 +1,7 @@
 #include "canary/controller.h"
 
 #include <map>
+#include <set>
 
 #include <gtest/gtest.h>
 
@@ -356,6 +357,158 @@ TEST_F(ControllerTest, PromoteFullSkipsToTheLastStep) {
   ASSERT_EQ(steps.size(), 2u);
   EXPECT_EQ(steps[0].outcome, "promoted-full");
   EXPECT_EQ(steps[1].step_index, 2);
+}
+
+// --- Gates: capacity, pre_step, confirm_promotion; and on_rollback ---
+
+class GateTest : public ControllerTest {
+ protected:
+  Result<RolloutOutcome> RunGated(
+      const std::string& extra,
+      const std::string& steps = "[{weight: 10}, {weight: 50}, {weight: 100}]") {
+    ControllerOptions o;
+    o.hooks = &hooks_;
+    return RunSpec(SpecText("", steps) + extra, o);
+  }
+  std::vector<std::string> GateEvents(int64_t id) {
+    std::vector<std::string> out;
+    for (const EventRow& e : store_->Events(id).value()) {
+      if (e.kind == "gate" || e.kind == "hook") out.push_back(e.message);
+    }
+    return out;
+  }
+  testing::FakeHookRunner hooks_;
+};
+
+constexpr char kCapacity[] =
+    "capacity: {query: 'capacity{w=\"{{weight}}\",c=~\"{{canary}}\"}', min: 1}\n";
+
+TEST_F(GateTest, CapacityHoldsEveryWeightIncreaseUntilItHolds) {
+  metrics_.capacity_value = 0;  // no room
+  double t0 = clock_.Now();
+  clock_.on_sleep = [&](double now) {
+    if (now > t0 + 20) metrics_.capacity_value = 5;
+  };
+  auto out = RunGated(kCapacity);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "promoted");
+  // Held before the first step (0 -> 10%) until t0 + 20: nothing was applied meanwhile.
+  auto steps = store_->Steps(out->rollout_id).value();
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_GT(*steps[0].applied_at, t0 + 20);
+  // Asked with each next step's weight, never for a decrease.
+  std::set<std::string> weights;
+  for (const std::string& q : metrics_.capacity_queries) {
+    weights.insert(q.substr(q.find("w=\"") + 3, q.find("\",") - q.find("w=\"") - 3));
+    EXPECT_NE(q.find("c=~\"d1\""), std::string::npos) << q;
+  }
+  EXPECT_EQ(weights, (std::set<std::string>{"10", "50", "100"}));
+  EXPECT_EQ(
+      GateEvents(out->rollout_id),
+      (std::vector<std::string>{"held at the gate: capacity 0 below min 1", "the gate passed"}));
+}
+
+TEST_F(GateTest, NoCapacitySeriesHoldsAnalysedStepButKeepsMeasuring) {
+  metrics_.capacity_value = 5;
+  double t0 = clock_.Now();
+  int64_t id = 0;
+  clock_.on_sleep = [&](double now) {
+    // Once step 0 is applied, the capacity series disappears for 10 s.
+    auto r = store_->LatestRollout("t").value();
+    if (!r) return;
+    id = r->id;
+    auto steps = store_->Steps(id).value();
+    bool in_step0 = steps.size() == 1 && steps[0].applied_at;
+    if (in_step0 && now < t0 + 12) metrics_.capacity_value.reset();
+    if (now >= t0 + 12) metrics_.capacity_value = 5;
+  };
+  auto out = RunGated(kCapacity);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "promoted");
+  // Step 0 measured passing intervals while held, each one recorded with the gate's reason.
+  int held = 0;
+  for (const MeasurementRow& m : Intervals(out->rollout_id)) {
+    if (m.step_index == 0 && m.reason.find("hold: held at the gate: capacity query returned no "
+                                           "series") == 0) {
+      ++held;
+      EXPECT_EQ(m.verdict, "pass");
+    }
+  }
+  EXPECT_GE(held, 2);
+  EXPECT_GT(*store_->Steps(out->rollout_id).value()[1].applied_at, t0 + 12);
+}
+
+TEST_F(GateTest, CapacityQueryPrometheusRejectsRollsBack) {
+  metrics_.capacity_error = Status::InvalidArgument("prometheus: bad_data: parse error");
+  auto out = RunGated(kCapacity);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back");
+  EXPECT_EQ(out->reason, "spec error in capacity.query: prometheus: bad_data: parse error");
+  EXPECT_TRUE(store_->Steps(out->rollout_id).value().empty()) << "no step was entered";
+}
+
+TEST_F(GateTest, HooksRunBeforeEachWeightChangeAndTheLastStep) {
+  auto out = RunGated(
+      "hooks:\n"
+      "  pre_step: {url: 'http://127.0.0.1:1/pre'}\n"
+      "  confirm_promotion: {command: 'true'}\n",
+      "[{weight: 10}, {pause: {duration: 1s}}, {weight: 50}, {weight: 100}]");
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "promoted");
+  // No pre_step for the pause (its weight does not change); confirm_promotion before the last.
+  EXPECT_EQ(hooks_.Trace(),
+            (std::vector<std::string>{"pre_step:0:10", "pre_step:2:50", "confirm_promotion:3:100",
+                                      "pre_step:3:100"}));
+  EXPECT_EQ(hooks_.calls[1].from_weight, 10);
+  EXPECT_EQ(hooks_.calls[1].rollout, "t");
+  EXPECT_EQ(hooks_.calls[1].rollout_id, out->rollout_id);
+  EXPECT_EQ(hooks_.specs[2].command, "true");
+}
+
+TEST_F(GateTest, FailingConfirmPromotionHoldsUntilItPasses) {
+  double t0 = clock_.Now();
+  hooks_.answer = [&](const HookEvent& e) {
+    if (e.hook == "confirm_promotion" && clock_.Now() < t0 + 60) {
+      return Status::FailedPrecondition("hook confirm_promotion: sh exited with status 1: no");
+    }
+    return Status::Ok();
+  };
+  auto out = RunGated("hooks: {confirm_promotion: {command: 'test -f ok'}}\n");
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "promoted");
+  auto steps = store_->Steps(out->rollout_id).value();
+  ASSERT_EQ(steps.size(), 3u);
+  EXPECT_GE(*steps[2].applied_at, t0 + 60);
+  EXPECT_EQ(GateEvents(out->rollout_id),
+            (std::vector<std::string>{
+                "held at the gate: hook confirm_promotion: sh exited with status 1: no",
+                "the gate passed"}));
+}
+
+TEST_F(GateTest, AbortAtTheGateRollsBackAndOnRollbackIsTold) {
+  hooks_.answer = [&](const HookEvent& e) {
+    if (e.hook == "pre_step" && e.step == 1) {
+      auto r = store_->LatestRollout("t").value();
+      EXPECT_TRUE(store_->AddCommand(r->id, "abort", clock_.Now()).ok());
+      return Status::FailedPrecondition("hook pre_step: http://127.0.0.1:1/pre answered 503");
+    }
+    if (e.hook == "on_rollback") return Status::FailedPrecondition("hook on_rollback: down");
+    return Status::Ok();
+  };
+  auto out = RunGated(
+      "hooks:\n  pre_step: {url: 'http://127.0.0.1:1/pre'}\n"
+      "  on_rollback: {url: 'http://127.0.0.1:1/rb'}\n");
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back") << "a failing on_rollback hook changes nothing";
+  EXPECT_EQ(out->reason, "aborted by command");
+  EXPECT_EQ(hooks_.Trace(),
+            (std::vector<std::string>{"pre_step:0:10", "pre_step:1:50", "on_rollback:0:0"}));
+  EXPECT_EQ(hooks_.calls[2].from_weight, 10);
+  EXPECT_EQ(hooks_.calls[2].reason, "rolled-back: aborted by command");
+  auto events = GateEvents(out->rollout_id);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events.back(), "hook on_rollback: down");
+  EXPECT_EQ(traffic_.weights(), (Weights{{"s1", 100}, {"d1", 0}}));
 }
 
 TEST(StateTest, UnknownCommandIsRejected) {

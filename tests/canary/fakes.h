@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -104,6 +105,13 @@ class FakeMetrics : public Metrics {
     return Answer(expr, static_cast<int>((end - start) / step) + 1);
   }
   Result<PromResult> Answer(const std::string& expr, int n) {
+    if (expr.find("capacity") != std::string::npos) {
+      capacity_queries.push_back(expr);
+      if (!capacity_error.ok()) return capacity_error;
+      PromResult r;
+      if (capacity_value) r.series.push_back(PromSeries{{}, {{0.0, *capacity_value}}});
+      return r;
+    }
     if (!error.ok()) return error;
     bool canary = expr.find(canary_marker) != std::string::npos;
     bool requests = expr.find("requests") != std::string::npos;
@@ -123,6 +131,31 @@ class FakeMetrics : public Metrics {
   double baseline_value = 0.001;
   Status error;
   int queries = 0;
+  // Queries naming "capacity": answered with this value (no series when unset) or error.
+  std::optional<double> capacity_value;
+  Status capacity_error;
+  std::vector<std::string> capacity_queries;
+};
+
+// Records every hook call; `answer` (when set) decides each one, else it passes.
+class FakeHookRunner : public HookRunner {
+ public:
+  Status Run(const HookSpec& hook, const HookEvent& event) override {
+    calls.push_back(event);
+    specs.push_back(hook);
+    return answer ? answer(event) : Status::Ok();
+  }
+  // "pre_step:1:50" per call: hook, step, weight.
+  std::vector<std::string> Trace() const {
+    std::vector<std::string> out;
+    for (const HookEvent& e : calls) {
+      out.push_back(e.hook + ":" + std::to_string(e.step) + ":" + std::to_string(e.weight));
+    }
+    return out;
+  }
+  std::function<Status(const HookEvent&)> answer;
+  std::vector<HookEvent> calls;
+  std::vector<HookSpec> specs;
 };
 
 }  // namespace cutover::canary::testing

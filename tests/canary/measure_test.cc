@@ -1,5 +1,7 @@
 #include "canary/measure.h"
 
+#include <map>
+
 #include <gtest/gtest.h>
 
 #include "tests/canary/fakes.h"
@@ -121,6 +123,88 @@ TEST(AnalyzePastTest, BadRangesAreRefused) {
   EXPECT_NE(huge.status().message().find("more than 10000"), std::string::npos)
       << huge.status().ToString();
   EXPECT_EQ(m.queries, 0) << "nothing is queried for a refused range";
+}
+
+// --- The A/A pair (analysis.aa) ---
+
+// Answers each query by the server group in its `s=~"..."` matcher; request queries get 1000.
+class GroupMetrics : public Metrics {
+ public:
+  Result<PromResult> Query(const std::string& expr, double) override {
+    const size_t a = expr.find("=~\"") + 3;
+    const std::string group = expr.substr(a, expr.find('"', a) - a);
+    queried.push_back(group);
+    const double v = expr.rfind("sum(requests", 0) == 0 ? 1000 : value.at(group);
+    PromResult r;
+    r.series.push_back(PromSeries{{}, {{0.0, v}}});
+    return r;
+  }
+  Result<PromResult> QueryRange(const std::string& expr, double, double end, double) override {
+    return Query(expr, end);
+  }
+  std::map<std::string, double> value;
+  std::vector<std::string> queried;
+};
+
+RolloutSpec AaSpec(const std::string& bounds = "vs_baseline: {max_ratio: 1.1}") {
+  auto spec = ParseSpec(
+      "apiVersion: cutover/v1\n"
+      "name: aa\n"
+      "traffic: {provider: haproxy, socket: /x.sock, backend: infer, baseline: [s1, s2], "
+      "canary: [d1]}\n"
+      "metrics: {provider: prometheus, url: 'http://127.0.0.1:1', step: 1s}\n"
+      "steps: [{weight: 10}, {weight: 100}]\n"
+      "analysis:\n"
+      "  interval: 10s\n"
+      "  min_requests: 10\n"
+      "  requests: 'sum(requests{s=~\"{{servers}}\"})'\n"
+      "  aa: {a: [s1], b: [s2]}\n"
+      "  checks:\n"
+      "    - {name: latency, query: 'lat{s=~\"{{servers}}\"}', " +
+          bounds + "}\n",
+      "aa.yaml");
+  EXPECT_TRUE(spec.ok()) << spec.status().ToString();
+  return spec.value_or(RolloutSpec{});
+}
+
+TEST(NoiseFloorTest, ACanaryFailureTheAaPairSharesIsInconclusive) {
+  GroupMetrics m;
+  m.value = {{"d1", 1.3}, {"s1|s2", 1.0}, {"s1", 1.0}, {"s2", 1.5}};
+  auto r = MeasureInterval(AaSpec(), m, 0, 10);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->results.size(), 1u);
+  EXPECT_EQ(r->results[0].verdict, Verdict::kInconclusive);
+  EXPECT_EQ(r->results[0].reason.rfind("noise floor: the A/A pair fails the same band (", 0), 0u)
+      << r->results[0].reason;
+  // Requests for all four groups, then the check on each.
+  EXPECT_EQ(m.queried,
+            (std::vector<std::string>{"d1", "s1|s2", "s2", "s1", "d1", "s1|s2", "s2", "s1"}));
+  std::vector<std::string> rows;
+  for (const auto& row : r->rows) rows.push_back(row.check + "=" + row.verdict);
+  EXPECT_EQ(rows, (std::vector<std::string>{"requests:canary=info", "requests:baseline=info",
+                                            "requests:aa-b=info", "requests:aa-a=info",
+                                            "latency=inconclusive", "aa:latency=fail"}));
+  EXPECT_DOUBLE_EQ(*r->rows[5].canary_value, 1.5);
+  EXPECT_DOUBLE_EQ(*r->rows[5].baseline_value, 1.0);
+}
+
+TEST(NoiseFloorTest, AQuietAaPairLeavesTheFailure) {
+  GroupMetrics m;
+  m.value = {{"d1", 1.3}, {"s1|s2", 1.0}, {"s1", 1.0}, {"s2", 1.02}};
+  auto r = MeasureInterval(AaSpec(), m, 0, 10);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->results[0].verdict, Verdict::kFail);
+  EXPECT_EQ(r->rows.back().check, "aa:latency");
+  EXPECT_EQ(r->rows.back().verdict, "pass");
+}
+
+TEST(NoiseFloorTest, AnAbsoluteBoundStaysAFailure) {
+  GroupMetrics m;
+  m.value = {{"d1", 1.3}, {"s1|s2", 1.0}, {"s1", 1.0}, {"s2", 1.5}};
+  auto r = MeasureInterval(AaSpec("max: 1.2, vs_baseline: {max_ratio: 1.1}"), m, 0, 10);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->results[0].verdict, Verdict::kFail) << r->results[0].reason;
+  EXPECT_EQ(r->rows.back().verdict, "fail") << "the pair is judged by the ratio alone";
 }
 
 TEST(ParseTimeArgTest, AcceptedForms) {

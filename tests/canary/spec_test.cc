@@ -166,11 +166,52 @@ analysis:
   std::string cmd = kNginx;
   cmd.replace(cmd.find("traffic:"), cmd.find("metrics:") - cmd.find("traffic:"),
               "traffic: {provider: command, set_weight: './lb set {{weight}}', "
-              "baseline: [a], canary: [b], timeout: 3s}\n");
+              "get_weight: './lb get {{canary}}', baseline: [a], canary: [b], timeout: 3s}\n");
   r = ParseSpec(cmd, "c.yaml");
   ASSERT_TRUE(r.ok()) << r.status().ToString();
   EXPECT_EQ(r->traffic.set_weight, "./lb set {{weight}}");
+  EXPECT_EQ(r->traffic.get_weight, "./lb get {{canary}}");
   EXPECT_EQ(r->traffic.timeout, Millis(3000));
+}
+
+// The command provider's own rules: weights are read back, names reach the shell unquoted.
+TEST(SpecTest, AaPair) {
+  auto r = ParseSpec(Edit("  on_inconclusive: rollback\n",
+                          "  on_inconclusive: rollback\n  aa: {a: [src1], b: [src2]}\n"),
+                     "spec.yaml");
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->analysis.aa_a, std::vector<std::string>{"src1"});
+  EXPECT_EQ(r->analysis.aa_b, std::vector<std::string>{"src2"});
+  EXPECT_TRUE(ParseSpec(kFullSpec, "spec.yaml")->analysis.aa_a.empty());
+}
+
+TEST(SpecErrorTest, AaPair) {
+  auto with = [](const std::string& aa) {
+    return ErrorOf(
+        Edit("  on_inconclusive: rollback\n", "  on_inconclusive: rollback\n  aa: " + aa + "\n"));
+  };
+  EXPECT_EQ(with("{a: [src1], b: [dst1]}"),
+            "spec.yaml:28:22: analysis.aa.b: dst1 is not in traffic.baseline");
+  EXPECT_EQ(with("{a: [src1], b: [src1]}"),
+            "spec.yaml:28:22: analysis.aa.b: src1 is also in analysis.aa.a");
+  EXPECT_EQ(with("{a: [src1]}"), "spec.yaml:28:7: analysis.aa.b: required");
+}
+
+TEST(SpecErrorTest, CommandTraffic) {
+  const std::string traffic =
+      "traffic:\n  provider: haproxy\n  socket: /run/haproxy/admin.sock\n  backend: infer\n";
+  auto with = [&](const std::string& t) { return Edit(traffic, "traffic:\n" + t); };
+  EXPECT_EQ(ErrorOf(with("  provider: command\n  set_weight: lb {{weight}}\n")),
+            "spec.yaml:4:3: traffic.get_weight: required");
+  EXPECT_EQ(ErrorOf(with("  provider: command\n  set_weight: lb {{weight}}\n"
+                         "  get_weight: lb get {{weight}}\n")),
+            "spec.yaml:6:15: traffic.get_weight: {{weight}} is what get_weight prints; it has no "
+            "value here");
+  std::string names = with("  provider: command\n  set_weight: lb {{weight}}\n  get_weight: lb\n");
+  names.replace(names.find("[src1, src2]"), 12, "[src1, 'a;rm']");
+  EXPECT_EQ(ErrorOf(names),
+            "spec.yaml:7:13: traffic.baseline: 'a;rm': command traffic names may use only "
+            "letters, digits and . _ : / -");
 }
 
 // --- Each error message, pinned ---
@@ -289,7 +330,7 @@ TEST(SpecErrorTest, AnalysisLimits) {
   EXPECT_EQ(ErrorOf(no_requests),
             "spec.yaml:23:3: analysis.not_requests: unknown key (expected one of: interval, "
             "min_requests, requests, failure_limit, inconclusive_limit, consecutive_error_limit, "
-            "on_inconclusive, checks)\n"
+            "on_inconclusive, checks, aa)\n"
             "spec.yaml:21:3: analysis.requests: required");
   EXPECT_EQ(ErrorOf(Edit("    - name: p99-latency", "    - name: error-rate")),
             "spec.yaml:33:13: analysis.checks[1].name: duplicate check name error-rate");

@@ -1,5 +1,6 @@
 // Fuzzes what canary reads from its servers: Prometheus query responses (JSON), sample values,
-// HAProxy's runtime API answers (show stat CSV, get weight, show info) and nginx upstream files.
+// HAProxy's runtime API answers (show stat CSV, get weight, show info), nginx upstream files and
+// what a command provider's get_weight prints.
 // No crash; accepted results are sane (a scalar is one series, rows name their proxy, an
 // upstream file renders back to text that parses to the same block).
 #include <cstddef>
@@ -7,6 +8,7 @@
 #include <string>
 #include <string_view>
 
+#include "canary/command_traffic.h"
 #include "canary/haproxy_traffic.h"
 #include "canary/nginx_traffic.h"
 #include "canary/prometheus.h"
@@ -28,6 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto w = cutover::canary::ParseGetWeight(text);
   if (w.ok()) FUZZ_CHECK(*w >= 0 && *w <= 256, "weight out of range");
   (void)cutover::canary::ParseShowInfo(text);
+  auto percent = cutover::canary::ParsePercentOutput(std::string(text));
+  if (percent.ok()) FUZZ_CHECK(*percent >= 0 && *percent <= 100, "percent out of range");
   auto up = cutover::canary::ParseUpstream(text, "infer");
   if (up.ok()) {
     std::string rendered = cutover::canary::RenderUpstream(*up);
