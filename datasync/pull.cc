@@ -1,14 +1,19 @@
 #include "datasync/pull.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <map>
+#include <mutex>
 #include <optional>
+#include <set>
 
 #include "core/failpoint.h"
 #include "core/file_util.h"
@@ -42,6 +47,46 @@ std::string TempNameFor(const std::string& full) {
   size_t slash = full.rfind('/');
   return full.substr(0, slash + 1) + "." + full.substr(slash + 1) + ".cutover-tmp";
 }
+
+bool IsTempName(const std::string& name) {
+  constexpr std::string_view kSuffix = ".cutover-tmp";
+  return name.size() > kSuffix.size() + 1 && name[0] == '.' &&
+         name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
+}
+
+// Reads exactly `len` bytes at `offset` of the open file `fd`; false on a short read or error.
+bool ReadAt(int fd, uint64_t offset, std::string* out, size_t len) {
+  out->assign(len, '\0');
+  size_t done = 0;
+  while (done < len) {
+    ssize_t n = ::pread(fd, out->data() + done, len - done, static_cast<off_t>(offset + done));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Holds an exclusive flock on the destination directory itself (no lock file in DEST) for
+// the lifetime of the pull; the kernel drops it when the process dies, even by kill -9.
+class DestLock {
+ public:
+  ~DestLock() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Status Acquire(const std::string& dest) {
+    fd_ = ::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd_ < 0) return Status::IoError(Errno("cannot open", dest));
+    if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return Status::Ok();
+    if (errno == EWOULDBLOCK) {
+      return Status::Unavailable("pull: another pull is writing " + dest + "; wait for it to end");
+    }
+    return Status::IoError(Errno("cannot lock", dest));
+  }
+
+ private:
+  int fd_ = -1;
+};
 
 class Puller {
  public:
@@ -112,23 +157,75 @@ class Puller {
     return chunks.ok() ? std::move(chunks).value() : std::vector<Chunk>{};
   }
 
-  // `c`'s bytes from the old file, when it holds them (checked against the chunk's SHA-256,
-  // so a file that changed since it was chunked is never trusted).
+  // Indexes the chunks of DEST's regular files that the snapshot does not name (a file moved
+  // or renamed since the last pull, an old copy), so any file of the snapshot can take its
+  // chunks from them. Those files are never written by the pull, so they stay valid sources.
+  // Unreadable files and directories are skipped: their chunks are downloaded instead.
+  Status IndexOthers(const std::set<std::string>& named, int jobs) {
+    std::vector<std::string> files;
+    std::vector<std::string> pending = {""};
+    while (!pending.empty()) {
+      std::string rel = std::move(pending.back());
+      pending.pop_back();
+      const std::string dir = rel.empty() ? dest_ : dest_ + "/" + rel;
+      DIR* d = ::opendir(dir.c_str());
+      if (d == nullptr) continue;
+      while (struct dirent* ent = ::readdir(d)) {
+        const std::string name = ent->d_name;
+        if (name == "." || name == ".." || IsTempName(name)) continue;
+        const std::string path = rel.empty() ? name : rel + "/" + name;
+        struct stat st;
+        if (::fstatat(::dirfd(d), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+        if (S_ISDIR(st.st_mode)) {
+          pending.push_back(path);
+        } else if (S_ISREG(st.st_mode) && st.st_size > 0 && named.count(path) == 0) {
+          files.push_back(path);
+        }
+      }
+      ::closedir(d);
+    }
+    std::mutex mu;
+    TaskPool pool(jobs, static_cast<size_t>(jobs) * 2);
+    for (const std::string& path : files) {
+      pool.Submit([this, &mu, &path] {
+        auto chunks = ChunkFile(dest_ + "/" + path, chunker_);
+        if (!chunks.ok()) return Status::Ok();
+        std::lock_guard<std::mutex> lock(mu);
+        for (const Chunk& c : *chunks) others_.emplace(c.id, Elsewhere{path, c.offset, c.length});
+        return Status::Ok();
+      });
+    }
+    return pool.Wait();
+  }
+
+  // `c`'s bytes from the old file at the same path, else from another file of DEST (checked
+  // against the chunk's SHA-256 either way, so a file that changed since it was chunked is
+  // never trusted).
   std::optional<std::string> ReadLocal(int old_fd, const std::map<ChunkId, Chunk>& local,
                                        const ChunkRef& c) {
+    std::string bytes;
     auto it = local.find(c.id);
-    if (old_fd < 0 || it == local.end() || it->second.length != c.length) return std::nullopt;
-    std::string bytes(c.length, '\0');
-    size_t done = 0;
-    while (done < bytes.size()) {
-      ssize_t n = ::pread(old_fd, bytes.data() + done, bytes.size() - done,
-                          static_cast<off_t>(it->second.offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) return std::nullopt;
-      done += static_cast<size_t>(n);
+    if (old_fd >= 0 && it != local.end() && it->second.length == c.length &&
+        ReadAt(old_fd, it->second.offset, &bytes, c.length) && Sha256Of(bytes) == c.id) {
+      return bytes;
     }
-    if (Sha256Of(bytes) != c.id) return std::nullopt;
+    auto other = others_.find(c.id);
+    if (other == others_.end() || other->second.length != c.length) return std::nullopt;
+    const std::string full = dest_ + "/" + other->second.path;
+    int fd = ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) return std::nullopt;
+    const bool read = ReadAt(fd, other->second.offset, &bytes, c.length);
+    ::close(fd);
+    if (!read || Sha256Of(bytes) != c.id) return std::nullopt;
     return bytes;
+  }
+
+  // Whether a chunk can come from DEST without downloading (for --dry-run).
+  bool Reusable(const std::map<ChunkId, Chunk>& local, const ChunkRef& c) const {
+    auto it = local.find(c.id);
+    if (it != local.end() && it->second.length == c.length) return true;
+    auto other = others_.find(c.id);
+    return other != others_.end() && other->second.length == c.length;
   }
 
   Status File(const Entry& e) {
@@ -142,9 +239,7 @@ class Puller {
     }
     if (opts_ != nullptr && opts_->dry_run) {
       for (const ChunkRef& c : e.chunks) {
-        auto it = local.find(c.id);
-        (it != local.end() && it->second.length == c.length ? reused_bytes_ : downloaded_bytes_) +=
-            c.length;
+        (Reusable(local, c) ? reused_bytes_ : downloaded_bytes_) += c.length;
       }
       bytes_ += e.size;
       return Status::Ok();
@@ -262,8 +357,15 @@ class Puller {
   ChunkerParams chunker_;
 
  private:
+  struct Elsewhere {
+    std::string path;  // relative to DEST
+    uint64_t offset = 0;
+    uint64_t length = 0;
+  };
+
   Store& store_;
   std::string dest_;
+  std::map<ChunkId, Elsewhere> others_;  // filled by IndexOthers, read-only after it
 };
 
 }  // namespace
@@ -286,9 +388,16 @@ Result<PullResult> Pull(Store& store, const std::string& name, const std::string
   if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(MakeDirs(dest_dir));
   std::string dest = dest_dir;
   while (dest.size() > 1 && dest.back() == '/') dest.pop_back();
+  DestLock lock;
+  if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(lock.Acquire(dest));
   Puller p(store, dest);
   p.opts_ = &opts;
   p.chunker_ = m.chunker;
+  {
+    std::set<std::string> named;
+    for (const Entry& e : m.entries) named.insert(e.path);
+    CUTOVER_RETURN_IF_ERROR(p.IndexOthers(named, opts.jobs));
+  }
   if (opts.on_total) {
     uint64_t total = 0;
     for (const Entry& e : m.entries) total += e.size;

@@ -1,10 +1,15 @@
 // Pull: restores a snapshot from a store into a directory, files downloaded by `jobs` worker
-// threads (one file per worker at a time). Chunks a file already at the same path in DEST holds
-// are not downloaded: that file is chunked with the snapshot's chunker, and each chunk it shares
-// with the snapshot's version is read from it (checked against its SHA-256 again) instead. A
-// file that already has the snapshot's bytes is not rewritten; only its mode and mtime are set.
-// So a re-pull after a small change downloads only the changed chunks. (Chunks moved to another
-// path are downloaded again: only the same path is looked at.)
+// threads (one file per worker at a time). Chunks DEST already holds are not downloaded: the
+// file at the same path, and every regular file of DEST the snapshot does not name (a file
+// moved or renamed since the last pull), are chunked with the snapshot's chunker, and each
+// chunk they share with the snapshot is read from them (checked against its SHA-256 again)
+// instead. A file that already has the snapshot's bytes is not rewritten; only its mode and
+// mtime are set. So a re-pull after a small change, or after files moved, downloads only the
+// changed chunks. Files the snapshot does not name are left in place.
+//
+// One pull at a time per DEST: a pull holds an exclusive flock on the DEST directory itself
+// (nothing is created for it; the kernel drops it when the process dies), and a second pull
+// into the same DEST fails at once with Unavailable (exit 3). A dry run takes no lock.
 //
 // Rules:
 //   - the manifest is decoded and validated first (datasync/manifest.h refuses absolute paths,
@@ -17,7 +22,8 @@
 //     appears under its final name; symlinks likewise;
 //   - directory modes and mtimes are set last, deepest first.
 //
-// Thread-safety: one Pull at a time per destination directory.
+// Thread-safety: Pull may run from several threads or processes; those with the same DEST
+// exclude each other (see above).
 #ifndef CUTOVER_DATASYNC_PULL_H_
 #define CUTOVER_DATASYNC_PULL_H_
 

@@ -1,5 +1,6 @@
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -221,6 +222,62 @@ TEST_F(PushPullTest, RepullDownloadsOnlyTheChangedChunks) {
   EXPECT_LT(second->downloaded_bytes, second->bytes / 4)
       << "downloaded " << second->downloaded_bytes << " of " << second->bytes;
   EXPECT_EQ(second->downloaded_bytes + second->reused_bytes, second->bytes);
+}
+
+TEST_F(PushPullTest, RepullTakesChunksOfMovedFilesFromTheirOldPaths) {
+  ASSERT_TRUE(DoPush(*store_).ok());
+  const std::string dest = dir_.Join("dest");
+  ASSERT_TRUE(Pull(*store_, "snap", dest).ok());
+  // The dataset is reorganised: big.bin moves to another directory under another name, with a
+  // 4 KB edit; the old path is gone from the snapshot.
+  std::string moved = big_;
+  for (size_t i = 100000; i < 104096; ++i) moved[i] = static_cast<char>(moved[i] ^ 0x33);
+  ASSERT_TRUE(MakeDirs(src_ + "/archive").ok());
+  Write(src_ + "/archive/big-2026.bin", moved, 0600);
+  ASSERT_EQ(::unlink((src_ + "/data/big.bin").c_str()), 0);
+  ASSERT_TRUE(DoPush(*store_).ok());
+  PullOptions dry_opts;
+  dry_opts.dry_run = true;
+  auto dry = Pull(*store_, "snap", dest, dry_opts);
+  ASSERT_TRUE(dry.ok()) << dry.status().ToString();
+  auto second = Pull(*store_, "snap", dest);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(*ReadFile(dest + "/archive/big-2026.bin"), moved);
+  EXPECT_EQ(*ReadFile(dest + "/data/big.bin"), big_) << "a file the snapshot no longer names stays";
+  EXPECT_GT(second->downloaded_bytes, 0u);
+  EXPECT_LT(second->downloaded_bytes, moved.size() / 4)
+      << "downloaded " << second->downloaded_bytes << " of " << second->bytes;
+  EXPECT_GE(second->reused_bytes, moved.size() * 3 / 4);
+  EXPECT_EQ(dry->downloaded_bytes, second->downloaded_bytes);
+  EXPECT_EQ(dry->reused_bytes, second->reused_bytes);
+  // A file whose bytes differ everywhere (a byte flipped every 4 KB) lends no chunk.
+  const std::string again = dir_.Join("again");
+  ASSERT_TRUE(MakeDirs(again).ok());
+  std::string damaged = big_;
+  for (size_t i = 0; i < damaged.size(); i += 4096) damaged[i] = static_cast<char>(damaged[i] ^ 1);
+  Write(again + "/old.bin", damaged, 0600);
+  auto third = Pull(*store_, "snap", again);
+  ASSERT_TRUE(third.ok()) << third.status().ToString();
+  EXPECT_EQ(*ReadFile(again + "/archive/big-2026.bin"), moved);
+  EXPECT_EQ(third->reused_bytes, 0u);
+}
+
+TEST_F(PushPullTest, ASecondPullIntoTheSameDestinationIsRefused) {
+  ASSERT_TRUE(DoPush(*store_).ok());
+  const std::string dest = dir_.Join("dest");
+  ASSERT_TRUE(MakeDirs(dest).ok());
+  int fd = ::open(dest.c_str(), O_RDONLY | O_DIRECTORY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);  // what a running pull holds
+  auto r = Pull(*store_, "snap", dest);
+  EXPECT_EQ(r.status().code(), Code::kUnavailable);
+  EXPECT_EQ(r.status().message(), "pull: another pull is writing " + dest + "; wait for it to end");
+  EXPECT_TRUE(Tree(dest).empty()) << "nothing written";
+  PullOptions dry_opts;
+  dry_opts.dry_run = true;
+  EXPECT_TRUE(Pull(*store_, "snap", dest, dry_opts).ok()) << "a dry run writes nothing: no lock";
+  ::close(fd);
+  EXPECT_TRUE(Pull(*store_, "snap", dest).ok());
 }
 
 TEST_F(PushPullTest, AMissingSourceIsNamedWithoutTheCommand) {
