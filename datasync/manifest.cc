@@ -396,8 +396,70 @@ Status ValidateManifest(const Manifest& m) {
   return Status::Ok();
 }
 
+namespace {
+
+// Compresses text handed to it piece by piece into one zstd frame, so a manifest of a million
+// entries is never held as one JSON text (nor as one JSON document) in memory.
+class ZstdWriter {
+ public:
+  ZstdWriter() : ctx_(ZSTD_createCCtx()) {
+    ZSTD_CCtx_setParameter(ctx_, ZSTD_c_compressionLevel, kZstdLevel);
+  }
+  ~ZstdWriter() { ZSTD_freeCCtx(ctx_); }
+  ZstdWriter(const ZstdWriter&) = delete;
+  ZstdWriter& operator=(const ZstdWriter&) = delete;
+
+  Status Add(std::string_view text, bool last = false) {
+    ZSTD_inBuffer in{text.data(), text.size(), 0};
+    const ZSTD_EndDirective mode = last ? ZSTD_e_end : ZSTD_e_continue;
+    while (true) {
+      char buf[1 << 16];
+      ZSTD_outBuffer o{buf, sizeof buf, 0};
+      const size_t left = ZSTD_compressStream2(ctx_, &o, &in, mode);
+      if (ZSTD_isError(left)) {
+        return Status::Internal(std::string("manifest: zstd compression failed: ") +
+                                ZSTD_getErrorName(left));
+      }
+      out_.append(buf, o.pos);
+      if (last ? left == 0 : in.pos == in.size) return Status::Ok();
+    }
+  }
+  std::string Take() { return std::move(out_); }
+
+ private:
+  ZSTD_CCtx* ctx_;
+  std::string out_;
+};
+
+json EntryJson(const Entry& e) {
+  json j = json::object();
+  PutName(j, "path", e.path);
+  j["type"] = EntryTypeName(e.type);
+  j["mode"] = e.mode;
+  j["mtime_ns"] = e.mtime_ns;
+  if (e.type == EntryType::kFile) {
+    j["size"] = e.size;
+    json chunks = json::array();
+    for (const ChunkRef& c : e.chunks) {
+      json cj = {{"id", ToHex(c.id)}, {"len", c.length}};
+      if (c.packed) {
+        cj["pack"] = ToHex(c.pack);
+        cj["off"] = c.pack_offset;
+      }
+      chunks.push_back(std::move(cj));
+    }
+    j["chunks"] = std::move(chunks);
+  }
+  if (e.type == EntryType::kSymlink) PutName(j, "target", e.target);
+  return j;
+}
+
+}  // namespace
+
 Result<std::string> EncodeManifest(const Manifest& m) {
   CUTOVER_RETURN_IF_ERROR(ValidateManifest(m));
+  // The document without its entries, dumped with an empty "entries" array that is then filled
+  // in entry by entry: the same text a whole-document dump gives (keys sorted), streamed.
   json doc = json::object();
   doc["format"] = m.format;
   PutName(doc, "name", m.name);
@@ -407,45 +469,29 @@ Result<std::string> EncodeManifest(const Manifest& m) {
                     {"avg", m.chunker.avg_size},
                     {"max", m.chunker.max_size}};
   doc["hash"] = "sha256";
-  json entries = json::array();
-  for (const Entry& e : m.entries) {
-    json j = json::object();
-    PutName(j, "path", e.path);
-    j["type"] = EntryTypeName(e.type);
-    j["mode"] = e.mode;
-    j["mtime_ns"] = e.mtime_ns;
-    if (e.type == EntryType::kFile) {
-      j["size"] = e.size;
-      json chunks = json::array();
-      for (const ChunkRef& c : e.chunks) {
-        json cj = {{"id", ToHex(c.id)}, {"len", c.length}};
-        if (c.packed) {
-          cj["pack"] = ToHex(c.pack);
-          cj["off"] = c.pack_offset;
-        }
-        chunks.push_back(std::move(cj));
-      }
-      j["chunks"] = std::move(chunks);
-    }
-    if (e.type == EntryType::kSymlink) PutName(j, "target", e.target);
-    entries.push_back(std::move(j));
-  }
-  doc["entries"] = std::move(entries);
+  doc["entries"] = json::array();
   if (m.shard.has_value()) {
     doc["shard"] = {{"index", m.shard->index},
                     {"count", m.shard->count},
                     {"tree_entries", m.shard->tree_entries},
                     {"tree_digest", ToHex(m.shard->tree_digest)}};
   }
-  std::string text = doc.dump();  // every string is valid UTF-8 (PutName), so this cannot throw
-  std::string out(ZSTD_compressBound(text.size()), '\0');
-  size_t n = ZSTD_compress(out.data(), out.size(), text.data(), text.size(), kZstdLevel);
-  if (ZSTD_isError(n)) {
-    return Status::Internal(std::string("manifest: zstd compression failed: ") +
-                            ZSTD_getErrorName(n));
+  // Every string is valid UTF-8 (PutName), so dump cannot throw. A quote inside a string value
+  // is escaped, so the first "entries":[] is the key's.
+  const std::string frame = doc.dump();
+  constexpr std::string_view kEntries = "\"entries\":[";
+  const size_t at = frame.find(kEntries) + kEntries.size();
+  ZstdWriter z;
+  CUTOVER_RETURN_IF_ERROR(z.Add(std::string_view(frame).substr(0, at)));
+  std::string piece;
+  for (size_t i = 0; i < m.entries.size(); ++i) {
+    piece.clear();
+    if (i > 0) piece += ',';
+    piece += EntryJson(m.entries[i]).dump();
+    CUTOVER_RETURN_IF_ERROR(z.Add(piece));
   }
-  out.resize(n);
-  return out;
+  CUTOVER_RETURN_IF_ERROR(z.Add(std::string_view(frame).substr(at), /*last=*/true));
+  return z.Take();
 }
 
 Result<Manifest> DecodeManifest(std::string_view bytes) {

@@ -386,15 +386,21 @@ class Pusher {
     return Status::Ok();
   }
 
-  // Files read this run, for the files cache (written once the manifest is published).
-  std::vector<DatasyncState::FileRow> CacheRows() const {
+  // Remembers the files read this run in the files cache (once the manifest is published), a
+  // few thousand rows per transaction, so a million-file push holds no second copy of them.
+  Status RememberFiles(DatasyncState& state) const {
+    constexpr size_t kBatch = 4096;
     std::vector<DatasyncState::FileRow> rows;
-    for (const FileWork& w : files_) {
-      if (w.cached) continue;
-      const Entry& e = manifest_.entries[w.entry];
-      rows.push_back({e.path, w.key, e.chunks});
+    for (size_t i = 0; i <= files_.size(); ++i) {
+      if (rows.size() == kBatch || (i == files_.size() && !rows.empty())) {
+        CUTOVER_RETURN_IF_ERROR(state.RememberFiles(url_, rows));
+        rows.clear();
+      }
+      if (i == files_.size() || files_[i].cached) continue;
+      const Entry& e = manifest_.entries[files_[i].entry];
+      rows.push_back({e.path, files_[i].key, e.chunks});
     }
-    return rows;
+    return Status::Ok();
   }
 
   Manifest manifest_;
@@ -480,7 +486,7 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
   CUTOVER_RETURN_IF_ERROR(lock->Check());  // a gc may have run once the lock lapsed
   CUTOVER_RETURN_IF_ERROR(store.Put(publish_key, encoded));
   if (opts.state != nullptr) {
-    CUTOVER_RETURN_IF_ERROR(opts.state->RememberFiles(store.Url(), p.CacheRows()));
+    CUTOVER_RETURN_IF_ERROR(p.RememberFiles(*opts.state));
   }
   CUTOVER_RETURN_IF_ERROR(lock->Release());
   return p.result_;
