@@ -17,6 +17,7 @@
 #include "probe/check_binary.h"
 #include "probe/collect.h"
 #include "probe/diff.h"
+#include "probe/export.h"
 #include "probe/fleet.h"
 #include "probe/health.h"
 #include "probe/policy.h"
@@ -59,14 +60,24 @@ void AddCollect(CLI::App& probe, CommandContext& ctx) {
                   "Read this directory as the root of the host (an unpacked image, a chroot, a "
                   "fixture); files only, no live queries")
       ->type_name("DIR");
-  sub->add_option("--format", flags->format, "table (default) or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  sub->add_option("--format", flags->format,
+                  "table (default), json (the fingerprint document), prometheus (text for "
+                  "node_exporter's textfile collector) or labels (GPU Feature Discovery-style "
+                  "key=value node labels); --out still writes the JSON document")
+      ->check(CLI::IsMember({"table", "json", "prometheus", "labels"}));
   SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
+    const bool text_format = flags->format == "prometheus" || flags->format == "labels";
+    if (text_format && ctx.global.json) {
+      return Status::InvalidArgument("--json cannot be combined with --format " + flags->format);
+    }
     CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, CollectAt(flags->root));
     GlobalOptions g = ctx.global;
     if (flags->format == "json") g.json = true;
     nlohmann::json doc = FingerprintToJson(fp);
-    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, probe::RenderTable(fp)));
+    std::string text = flags->format == "prometheus" ? probe::RenderPrometheus(fp)
+                       : flags->format == "labels"   ? probe::RenderGfdLabels(fp)
+                                                     : probe::RenderTable(fp);
+    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, text));
     return 0;
   });
 }
