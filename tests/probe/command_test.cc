@@ -1,16 +1,21 @@
 // The `cutover probe collect` command layer, run in-process on fixture trees: --format
-// prometheus|labels and the --json conflict.
+// prometheus|labels, the --json conflict, and --db / $CUTOVER_DB storing the document (and
+// nothing stored without them).
 #include "probe/command.h"
+
+#include <sys/stat.h>
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
 #include "core/cli.h"
 #include "core/fingerprint.h"
 #include "core/status.h"
+#include "probe/store.h"
 #include "tests/harness/test_env.h"
 
 namespace cutover {
@@ -40,6 +45,33 @@ int RunProbe(std::vector<std::string> args, std::string* out, std::string* error
     return ExitCodeFor(rc.status());
   }
   return *rc;
+}
+
+// Sets an environment variable for one test and puts the old value back.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    had_ = std::getenv(name) != nullptr;
+    ::setenv(name, value.c_str(), 1);
+  }
+  ~ScopedEnv() {
+    if (had_) {
+      ::setenv(name_, old_.c_str(), 1);
+    } else {
+      ::unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::string old_;
+  bool had_ = false;
+};
+
+bool Exists(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0;
 }
 
 TEST(CollectCommandTest, FormatPrometheusAndLabels) {
@@ -74,6 +106,89 @@ TEST(CollectCommandTest, UnknownFormatIsRejected) {
   AddProbeCommand(app, ctx);
   EXPECT_THROW(app.parse(std::vector<std::string>{"yaml", "--format", "collect", "probe"}),
                CLI::ValidationError);
+}
+
+TEST(CollectCommandTest, DbStoresTheDocumentByHostAndTime) {
+  testing::TempDir dir;
+  const std::string db = dir.Join("state.db");
+  std::string out, err;
+  ASSERT_EQ(
+      RunProbe({"--db", db, "collect", "--root", FixtureRoot("h100-cuda12.4"), "--format", "json"},
+               &out, &err),
+      0)
+      << err;
+  const nlohmann::json printed = nlohmann::json::parse(out);
+  ASSERT_EQ(RunProbe({"--db", db, "collect", "--root", FixtureRoot("h100-cuda12.4")}, &out, &err),
+            0)
+      << err;
+  struct stat st;
+  ASSERT_EQ(::stat(db.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+
+  Result<probe::FingerprintStore> store = probe::FingerprintStore::Open(db);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  // A tree has no hostname: it is stored under its (real) root directory.
+  ASSERT_FALSE(printed.contains("hostname") && printed["hostname"].is_string());
+  const std::string host = "root:" + printed["collection"]["root"].get<std::string>();
+  Result<std::vector<probe::StoredFingerprint>> rows = store->ForHost(host);
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 2u);
+  EXPECT_LE((*rows)[0].collected_at, (*rows)[1].collected_at);
+  // The stored document is the one printed.
+  EXPECT_EQ(nlohmann::json::parse((*rows)[0].document), printed);
+  Result<Fingerprint> back = ParseFingerprint((*rows)[0].document);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->collection.collected_at, (*rows)[0].collected_at);
+  EXPECT_EQ(back->driver.version, "550.54.14");
+  ASSERT_EQ(back->gpus.size(), 2u);
+  EXPECT_EQ(back->gpus[0].uuid, "GPU-5f4fe0b5-b1f4-6d4c-0d1f-8a1c5e8a3b31");
+  EXPECT_EQ(store->ForHost("other")->size(), 0u);
+}
+
+TEST(CollectCommandTest, CutoverDbEnvironmentVariableAlsoStores) {
+  testing::TempDir dir;
+  const std::string db = dir.Join("env.db");
+  ScopedEnv env("CUTOVER_DB", db);
+  std::string out, err;
+  ASSERT_EQ(RunProbe({"--json", "collect", "--root", FixtureRoot("a100-cuda11.8")}, &out, &err), 0)
+      << err;
+  Result<Fingerprint> printed = ParseFingerprint(out);
+  ASSERT_TRUE(printed.ok()) << printed.status().ToString();
+  Result<probe::FingerprintStore> store = probe::FingerprintStore::Open(db);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  Result<std::vector<probe::StoredFingerprint>> rows =
+      store->ForHost(probe::FingerprintStore::HostKey(*printed));
+  ASSERT_TRUE(rows.ok()) << rows.status().ToString();
+  ASSERT_EQ(rows->size(), 1u);
+  EXPECT_EQ((*rows)[0].collected_at, printed->collection.collected_at);
+}
+
+TEST(CollectCommandTest, NothingIsWrittenWithoutDb) {
+  testing::TempDir dir;
+  ScopedEnv home("HOME", dir.path());
+  ::unsetenv("CUTOVER_DB");
+  std::string out, err;
+  ASSERT_EQ(RunProbe({"collect", "--root", FixtureRoot("h100-cuda12.4")}, &out, &err), 0) << err;
+  // Neither the default state file other tools fall back to, nor anything else under HOME.
+  EXPECT_FALSE(Exists(ResolveDbPath(GlobalOptions{})));
+  EXPECT_FALSE(Exists(dir.Join(".local")));
+}
+
+TEST(CollectCommandTest, UnusableDbIsAnErrorNamingTheFile) {
+  testing::TempDir dir;
+  const std::string db = dir.Join("not-a-db");
+  {
+    std::FILE* f = std::fopen(db.c_str(), "w");
+    ASSERT_NE(f, nullptr);
+    std::fputs("this is not a SQLite database, but long enough to have a header page\n", f);
+    std::fclose(f);
+  }
+  std::string out, err;
+  int rc = RunProbe({"--db", db, "collect", "--root", FixtureRoot("h100-cuda12.4")}, &out, &err);
+  EXPECT_NE(rc, 0);
+  EXPECT_EQ(err.rfind(db + ": ", 0), 0u) << err;
+  EXPECT_EQ(err.find('\n'), std::string::npos) << err;
+  EXPECT_EQ(out, "");
 }
 
 }  // namespace
