@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -47,13 +48,18 @@ int RunProbe(std::vector<std::string> args, std::string* out, std::string* error
   return *rc;
 }
 
-// Sets an environment variable for one test and puts the old value back.
+// Sets (or, with nullopt, unsets) an environment variable for one test and puts the old value
+// back.
 class ScopedEnv {
  public:
-  ScopedEnv(const char* name, const std::string& value) : name_(name) {
+  ScopedEnv(const char* name, const std::optional<std::string>& value) : name_(name) {
     if (const char* old = std::getenv(name)) old_ = old;
     had_ = std::getenv(name) != nullptr;
-    ::setenv(name, value.c_str(), 1);
+    if (value) {
+      ::setenv(name, value->c_str(), 1);
+    } else {
+      ::unsetenv(name);
+    }
   }
   ~ScopedEnv() {
     if (had_) {
@@ -166,7 +172,7 @@ TEST(CollectCommandTest, CutoverDbEnvironmentVariableAlsoStores) {
 TEST(CollectCommandTest, NothingIsWrittenWithoutDb) {
   testing::TempDir dir;
   ScopedEnv home("HOME", dir.path());
-  ::unsetenv("CUTOVER_DB");
+  ScopedEnv no_db("CUTOVER_DB", std::nullopt);
   std::string out, err;
   ASSERT_EQ(RunProbe({"collect", "--root", FixtureRoot("h100-cuda12.4")}, &out, &err), 0) << err;
   // Neither the default state file other tools fall back to, nor anything else under HOME.

@@ -277,6 +277,38 @@ TEST(ExportTest, LabelsOfOlderFixtureHosts) {
   EXPECT_NE(odd.find("nvidia.com/gpu.product=Odd-GPU-_rev_2_\n"), std::string::npos) << odd;
 }
 
+TEST(ExportTest, LabelsOfBlackwellAndMigFixtureHosts) {
+  EXPECT_EQ(RenderGfdLabels(CollectFixture("b200-cuda12.8")),
+            "nvidia.com/cuda.driver-version.full=570.124.06\n"
+            "nvidia.com/cuda.driver-version.major=570\n"
+            "nvidia.com/cuda.driver-version.minor=124\n"
+            "nvidia.com/cuda.driver-version.revision=06\n"
+            "nvidia.com/cuda.driver.major=570\n"
+            "nvidia.com/cuda.driver.minor=124\n"
+            "nvidia.com/cuda.driver.rev=06\n"
+            "nvidia.com/cuda.runtime-version.full=12.8\n"
+            "nvidia.com/cuda.runtime-version.major=12\n"
+            "nvidia.com/cuda.runtime-version.minor=8\n"
+            "nvidia.com/cuda.runtime.major=12\n"
+            "nvidia.com/cuda.runtime.minor=8\n"
+            "nvidia.com/gpu.compute.major=10\n"
+            "nvidia.com/gpu.compute.minor=0\n"
+            "nvidia.com/gpu.count=2\n"
+            "nvidia.com/gpu.family=blackwell\n"
+            "nvidia.com/gpu.memory=184320\n"
+            "nvidia.com/gpu.product=NVIDIA-B200\n");
+  // MIG instances seen in the capability files make the host MIG-capable, and give a gauge.
+  Fingerprint mig = CollectFixture("a100-mig");
+  std::string labels = RenderGfdLabels(mig);
+  EXPECT_NE(labels.find("nvidia.com/mig.capable=true\n"), std::string::npos) << labels;
+  std::string text = RenderPrometheus(mig);
+  EXPECT_NE(text.find("\ncutover_gpu_mig_enabled{index=\"0\",uuid=\"GPU-2b8f4e1a-7c3d-4e5f-a6b7-"
+                      "c8d9e0f1a2b3\"} 1\n"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("cutover_gpu_mig_enabled{index=\"1\""), std::string::npos) << text;
+}
+
 TEST(ExportTest, LabelsWithoutDriverOrGpusAreEmpty) {
   EXPECT_EQ(RenderGfdLabels(CollectFixture("no-driver")), "");
   Fingerprint fp;
