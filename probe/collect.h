@@ -77,7 +77,8 @@ std::optional<uint64_t> CollectMemoryMib(CollectContext& ctx);
 DriverInfo CollectDriverFromFiles(CollectContext& ctx, const std::vector<std::string>& lib_dirs);
 
 // GPUs from /proc/driver/nvidia/gpus/*/information and /sys/bus/pci/devices (NVIDIA display
-// and 3D controllers), completed from the GPU table.
+// and 3D controllers), completed from the GPU table; MIG instances from the capability files
+// under /proc/driver/nvidia/capabilities/gpu<minor>/mig (mig stays unknown when there are none).
 std::vector<GpuInfo> CollectGpusFromFiles(CollectContext& ctx);
 
 // Fills what a GPU lacks (compute capability, memory, generation, name) from the GPU table.

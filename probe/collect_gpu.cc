@@ -14,6 +14,7 @@ namespace {
 constexpr char kProcVersion[] = "/proc/driver/nvidia/version";
 constexpr char kProcGpus[] = "/proc/driver/nvidia/gpus";
 constexpr char kPciDevices[] = "/sys/bus/pci/devices";
+constexpr char kProcCapabilities[] = "/proc/driver/nvidia/capabilities";
 constexpr unsigned kNvidiaVendor = 0x10de;
 
 // "0000:3b:00.0" / "00000000:3B:00.0" -> "00000000:3B:00.0" (NVML's form); other text as is.
@@ -27,6 +28,34 @@ std::string NormalizeBusId(std::string_view id) {
   std::string out = domain + ":" + rest;
   for (char& c : out) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
+}
+
+// True for "<prefix><digits>" ("gi3", "ci0").
+bool IsNumbered(std::string_view name, std::string_view prefix) {
+  if (name.size() <= prefix.size() || name.substr(0, prefix.size()) != prefix) return false;
+  for (char c : name.substr(prefix.size())) {
+    if (c < '0' || c > '9') return false;
+  }
+  return true;
+}
+
+// MIG from the nvidia-caps capability files of the GPU with device minor `minor`: the driver
+// lists each GPU instance as capabilities/gpu<minor>/mig/gi<N> and each compute instance in it
+// as gi<N>/ci<M> (the MIG devices NVML enumerates). Instances seen mean MIG mode is on; none
+// seen leaves MIG unknown (the mode may be on with no instances made yet).
+void MigFromCapabilities(CollectContext& ctx, const std::string& minor, MigInfo* mig) {
+  std::string dir = std::string(kProcCapabilities) + "/gpu" + minor + "/mig";
+  int devices = 0;
+  for (const std::string& gi : ctx.ListOptional(dir)) {
+    if (!IsNumbered(gi, "gi")) continue;
+    for (const std::string& ci : ctx.ListOptional(JoinPath(dir, gi))) {
+      if (IsNumbered(ci, "ci")) ++devices;
+    }
+  }
+  if (devices > 0) {
+    mig->enabled = true;
+    mig->instances = devices;
+  }
 }
 
 std::optional<std::string> ReadTrimmed(CollectContext& ctx, const std::string& path) {
@@ -152,6 +181,9 @@ std::vector<GpuInfo> CollectGpusFromFiles(CollectContext& ctx) {
       g.uuid = get("GPU UUID");
       g.vbios = get("Video BIOS");
       if (auto bus = get("Bus Location")) g.pci_bus_id = NormalizeBusId(*bus);
+      if (auto minor = get("Device Minor"); minor && ParseInteger(*minor)) {
+        MigFromCapabilities(ctx, std::to_string(*ParseInteger(*minor)), &g.mig);
+      }
       if (!g.name) {
         ctx.AddFinding("warning", "gpu.procfs_garbled", path + " has no Model line");
       }

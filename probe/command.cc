@@ -17,9 +17,11 @@
 #include "probe/check_binary.h"
 #include "probe/collect.h"
 #include "probe/diff.h"
+#include "probe/export.h"
 #include "probe/fleet.h"
 #include "probe/health.h"
 #include "probe/policy.h"
+#include "probe/store.h"
 
 namespace cutover {
 namespace {
@@ -44,6 +46,14 @@ Result<Fingerprint> CollectAt(std::string root) {
   return probe::Collect(fs, std::move(options));
 }
 
+// The state file named by --db or $CUTOVER_DB; "" when neither is given (the default path
+// ResolveDbPath falls back to is not used).
+std::string ExplicitDbPath(const GlobalOptions& g) {
+  if (!g.db.empty()) return g.db;
+  const char* env = std::getenv("CUTOVER_DB");
+  return env != nullptr ? env : "";
+}
+
 struct CollectFlags {
   std::string root = "/";
   std::string format = "table";
@@ -54,19 +64,36 @@ void AddCollect(CLI::App& probe, CommandContext& ctx) {
   CLI::App* sub = probe.add_subcommand(
       "collect",
       "Fingerprint this host (NVML, CUDA driver, /proc, /sys, libraries) or, with --root, an "
-      "image or a mounted root (files only)");
+      "image or a mounted root (files only); with --db FILE or $CUTOVER_DB also store the "
+      "document there by host and collection time (nothing is stored without them)");
   sub->add_option("--root", flags->root,
                   "Read this directory as the root of the host (an unpacked image, a chroot, a "
                   "fixture); files only, no live queries")
       ->type_name("DIR");
-  sub->add_option("--format", flags->format, "table (default) or json")
-      ->check(CLI::IsMember({"table", "json"}));
+  sub->add_option("--format", flags->format,
+                  "table (default), json (the fingerprint document), prometheus (text for "
+                  "node_exporter's textfile collector) or labels (GPU Feature Discovery-style "
+                  "key=value node labels); --out still writes the JSON document")
+      ->check(CLI::IsMember({"table", "json", "prometheus", "labels"}));
   SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
+    const bool text_format = flags->format == "prometheus" || flags->format == "labels";
+    if (text_format && ctx.global.json) {
+      return Status::InvalidArgument("--json cannot be combined with --format " + flags->format);
+    }
     CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, CollectAt(flags->root));
+    // Stored only when asked: unlike the tools whose state is resume state, probe writes no
+    // default state file.
+    if (std::string db = ExplicitDbPath(ctx.global); !db.empty()) {
+      CUTOVER_ASSIGN_OR_RETURN(probe::FingerprintStore store, probe::FingerprintStore::Open(db));
+      CUTOVER_RETURN_IF_ERROR(store.Add(fp).status());
+    }
     GlobalOptions g = ctx.global;
     if (flags->format == "json") g.json = true;
     nlohmann::json doc = FingerprintToJson(fp);
-    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, probe::RenderTable(fp)));
+    std::string text = flags->format == "prometheus" ? probe::RenderPrometheus(fp)
+                       : flags->format == "labels"   ? probe::RenderGfdLabels(fp)
+                                                     : probe::RenderTable(fp);
+    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, text));
     return 0;
   });
 }

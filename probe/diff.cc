@@ -280,6 +280,93 @@ void CheckHostInto(Checker& c, const Fingerprint& fp, const std::string& scope) 
   }
 }
 
+// The highest compute capability among `fp`'s GPUs that have one; nullopt when none does.
+std::optional<std::string> MaxComputeCapability(const Fingerprint& fp) {
+  std::optional<std::string> out;
+  for (const GpuInfo& g : fp.gpus) {
+    if (!g.compute_capability || !IsDottedVersion(*g.compute_capability)) continue;
+    if (!out || CompareVersions(*g.compute_capability, *out) > 0) out = g.compute_capability;
+  }
+  return out;
+}
+
+// The numerics rules ("numerics" in the rules file): a framework default crossed between the
+// hosts, a TF32 switch set differently, and a target that gains TF32 the source lacked. Each
+// matters only where a GPU can run TF32.
+void CompareNumerics(Checker& c, const Fingerprint& s, const Fingerprint& t, DiffMode mode) {
+  const CompatRules& r = c.rules();
+  if (r.tf32_min_compute_capability.empty()) return;
+  auto tf32 = [&](const std::optional<std::string>& cc) {
+    return cc && CompareVersions(*cc, r.tf32_min_compute_capability) >= 0;
+  };
+  const std::optional<std::string> scc = MaxComputeCapability(s), tcc = MaxComputeCapability(t);
+  const bool stf32 = tf32(scc), ttf32 = tf32(tcc);
+  auto env = [](const Fingerprint& fp, const std::string& name) -> std::optional<std::string> {
+    auto it = fp.env.find(name);
+    if (it == fp.env.end()) return std::nullopt;
+    return it->second;
+  };
+  // A framework release across a changed default: in host mode only (in a container the
+  // image brings its framework to the target).
+  if (mode == DiffMode::kHost && ttf32) {
+    for (const NumericsDefault& d : r.numerics_defaults) {
+      for (const FrameworkInfo& sf : s.frameworks) {
+        if (sf.name != d.framework || !sf.version || !IsDottedVersion(*sf.version)) continue;
+        for (const FrameworkInfo& tf : t.frameworks) {
+          if (tf.name != d.framework || !tf.version || !IsDottedVersion(*tf.version)) continue;
+          bool s_new = CompareVersions(*sf.version, d.changed_in) >= 0;
+          bool t_new = CompareVersions(*tf.version, d.changed_in) >= 0;
+          if (s_new == t_new) continue;
+          c.Add(d.code, "numerics", "pair", d.framework + " " + *sf.version,
+                d.framework + " " + *tf.version,
+                d.framework + " changes from " + *sf.version + " to " + *tf.version + " across " +
+                    d.changed_in + ", where the default of " + d.setting + " changed from " +
+                    d.before + " to " + d.after + ": " + d.setting + " defaults to " +
+                    (s_new ? d.after : d.before) + " on the source and " +
+                    (t_new ? d.after : d.before) +
+                    " on the target, so FP32 results and speed differ (" + d.note + ")",
+                d.fix);
+        }
+      }
+    }
+  }
+  // A switch set differently on the two hosts (the environment is known only for live hosts).
+  if ((stf32 || ttf32) && s.collection.live && t.collection.live) {
+    for (const NumericsEnv& e : r.numerics_env) {
+      std::optional<std::string> sv = env(s, e.name), tv = env(t, e.name);
+      if (sv == tv) continue;
+      auto show = [&](const std::optional<std::string>& v) {
+        return e.name + (v ? "=" + *v : " unset");
+      };
+      c.Add(e.code, "numerics", "pair", show(sv), show(tv),
+            e.name + " differs (source: " + show(sv) + ", target: " + show(tv) + "); " + e.effect,
+            "set " + e.name + " to the same value on both hosts, or leave it unset on both");
+    }
+  }
+  // A target that can run TF32 where the source's GPUs could not, unless the target's
+  // environment turns TF32 off.
+  if (!s.gpus.empty() && scc && !stf32 && ttf32) {
+    bool pre_ampere_only = true;
+    for (const GpuInfo& g : s.gpus) {
+      if (!g.compute_capability) pre_ampere_only = false;
+    }
+    bool disabled = false;
+    for (const NumericsEnv& e : r.numerics_env) {
+      if (!e.disables_tf32.empty() && env(t, e.name) == e.disables_tf32) disabled = true;
+    }
+    if (pre_ampere_only && !disabled) {
+      c.Add(r.tf32_code, "numerics", "pair", "compute capability " + *scc,
+            "compute capability " + *tcc,
+            "the target's GPUs (compute capability " + *tcc +
+                ") have TF32 tensor cores, the source's (" + *scc +
+                ") do not: FP32 matmuls and convolutions that run in TF32 on the target round "
+                "inputs to a 10-bit mantissa and give different results (" +
+                r.tf32_default_note + ")",
+            r.tf32_fix);
+    }
+  }
+}
+
 void Compare(Checker& c, const Fingerprint& s, const Fingerprint& t, DiffMode mode) {
   const std::string kPair = "pair";
   const bool host = mode == DiffMode::kHost;
@@ -430,6 +517,7 @@ void Compare(Checker& c, const Fingerprint& s, const Fingerprint& t, DiffMode mo
           "TCP sockets",
           "choose a target with InfiniBand, or run on one node");
   }
+  CompareNumerics(c, s, t, mode);
 }
 
 int SeverityRank(std::string_view s) {
@@ -440,6 +528,56 @@ int SeverityRank(std::string_view s) {
 
 nlohmann::json OptStr(const std::optional<std::string>& s) {
   return s ? nlohmann::json(*s) : nlohmann::json(nullptr);
+}
+
+Status ParseNumerics(const nlohmann::json& n, CompatRules* r) {
+  if (!n.is_object()) return Bad("numerics", "expected an object");
+  auto it = n.find("tf32");
+  if (it == n.end() || !it->is_object()) return Bad("numerics.tf32", "expected an object");
+  CUTOVER_ASSIGN_OR_RETURN(r->tf32_code, Str(*it, "code", "numerics.tf32"));
+  CUTOVER_ASSIGN_OR_RETURN(r->tf32_min_compute_capability,
+                           Str(*it, "min_compute_capability", "numerics.tf32"));
+  if (!IsDottedVersion(r->tf32_min_compute_capability)) {
+    return Bad("numerics.tf32.min_compute_capability", "expected a version such as \"8.0\"");
+  }
+  CUTOVER_ASSIGN_OR_RETURN(r->tf32_default_note, Str(*it, "enabled_by_default", "numerics.tf32"));
+  CUTOVER_ASSIGN_OR_RETURN(r->tf32_fix, Str(*it, "fix", "numerics.tf32"));
+  it = n.find("framework_defaults");
+  if (it == n.end() || !it->is_array()) {
+    return Bad("numerics.framework_defaults", "expected an array");
+  }
+  for (size_t i = 0; i < it->size(); ++i) {
+    std::string where = "numerics.framework_defaults[" + std::to_string(i) + "]";
+    const nlohmann::json& o = (*it)[i];
+    NumericsDefault d;
+    CUTOVER_ASSIGN_OR_RETURN(d.code, Str(o, "code", where));
+    CUTOVER_ASSIGN_OR_RETURN(d.framework, Str(o, "framework", where));
+    CUTOVER_ASSIGN_OR_RETURN(d.setting, Str(o, "setting", where));
+    CUTOVER_ASSIGN_OR_RETURN(d.changed_in, Str(o, "changed_in", where));
+    if (!IsDottedVersion(d.changed_in)) {
+      return Bad(where + ".changed_in", "expected a version such as \"1.12\"");
+    }
+    CUTOVER_ASSIGN_OR_RETURN(d.before, Str(o, "before", where));
+    CUTOVER_ASSIGN_OR_RETURN(d.after, Str(o, "after", where));
+    CUTOVER_ASSIGN_OR_RETURN(d.note, Str(o, "note", where));
+    CUTOVER_ASSIGN_OR_RETURN(d.fix, Str(o, "fix", where));
+    r->numerics_defaults.push_back(std::move(d));
+  }
+  it = n.find("env");
+  if (it == n.end() || !it->is_array()) return Bad("numerics.env", "expected an array");
+  for (size_t i = 0; i < it->size(); ++i) {
+    std::string where = "numerics.env[" + std::to_string(i) + "]";
+    const nlohmann::json& o = (*it)[i];
+    NumericsEnv e;
+    CUTOVER_ASSIGN_OR_RETURN(e.code, Str(o, "code", where));
+    CUTOVER_ASSIGN_OR_RETURN(e.name, Str(o, "name", where));
+    CUTOVER_ASSIGN_OR_RETURN(e.effect, Str(o, "effect", where));
+    if (o.contains("disables_tf32")) {
+      CUTOVER_ASSIGN_OR_RETURN(e.disables_tf32, Str(o, "disables_tf32", where));
+    }
+    r->numerics_env.push_back(std::move(e));
+  }
+  return Status::Ok();
 }
 
 }  // namespace
@@ -497,6 +635,9 @@ Result<CompatRules> ParseCompatRules(std::string_view text) {
   }
   if (doc.contains("forward_compat") && doc["forward_compat"].is_object()) {
     r.forward_compat_package = doc["forward_compat"].value("package", "");
+  }
+  if (doc.contains("numerics")) {
+    CUTOVER_RETURN_IF_ERROR(ParseNumerics(doc["numerics"], &r));
   }
   if (!doc.contains("params") || !doc["params"].is_object())
     return Bad("params", "expected an object");

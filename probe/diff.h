@@ -28,6 +28,26 @@ namespace cutover::probe {
 
 inline constexpr char kDiffSchema[] = "cutover.diff/1";
 
+// A framework release that changed a numerics default (rules "numerics.framework_defaults").
+struct NumericsDefault {
+  std::string code;        // the finding's code ("numerics.tf32")
+  std::string framework;   // Python distribution name ("torch")
+  std::string setting;     // "torch.backends.cuda.matmul.allow_tf32"
+  std::string changed_in;  // the first release with the new default ("1.12")
+  std::string before;      // the default before it ("True")
+  std::string after;       // and from it on ("False")
+  std::string note;        // what did not change, for the message
+  std::string fix;
+};
+
+// An environment variable that switches a numerics mode (rules "numerics.env").
+struct NumericsEnv {
+  std::string code;
+  std::string name;           // "NVIDIA_TF32_OVERRIDE"
+  std::string disables_tf32;  // the value that turns TF32 off everywhere; "" when none does
+  std::string effect;         // for the message
+};
+
 // The parsed rules file ("schema": "cutover.probe-rules/1").
 struct CompatRules {
   int version = 0;
@@ -43,6 +63,15 @@ struct CompatRules {
   // Finding code -> "blocker" | "warning" | "info"; a code absent here is a "warning".
   std::map<std::string, std::string> severity;
   double memory_smaller_blocker_ratio = 0.5;
+  // "numerics" (optional: absent, no numerics rules run). TF32 exists from compute capability
+  // `tf32_min_compute_capability`; `tf32_code`, `tf32_default_note` and `tf32_fix` word the
+  // finding for a target that gains it.
+  std::string tf32_code;
+  std::string tf32_min_compute_capability;
+  std::string tf32_default_note;
+  std::string tf32_fix;
+  std::vector<NumericsDefault> numerics_defaults;
+  std::vector<NumericsEnv> numerics_env;
 };
 
 // Parses a rules document. InvalidArgument naming the field when it is malformed.

@@ -1,7 +1,10 @@
-// Fuzzes the readers of /proc, sysfs, os-release, version headers and version files that probe
-// collect reads from a host or an image root: no crash, no read outside the input (ASan).
+// Fuzzes the readers of /proc, sysfs, os-release, version headers, version files and Python
+// package metadata that probe collect reads from a host or an image root: no crash, no read
+// outside the input (ASan), and what the line-based readers return stays within one line.
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <string>
 #include <string_view>
 
 #include "probe/parsers.h"
@@ -25,6 +28,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseToolkitVersionTxt(text);
   (void)ParseNvccVersion(text);
   (void)ParseProcModules(text);
+
+  CpuSummary cpu = ParseCpuInfo(text);
+  FUZZ_CHECK(cpu.logical_cpus >= 0 && static_cast<size_t>(cpu.logical_cpus) <= size,
+             std::to_string(cpu.logical_cpus));
+  if (cpu.model) {
+    FUZZ_CHECK(!cpu.model->empty() && cpu.model->find('\n') == std::string::npos, *cpu.model);
+  }
+  PythonMetadata meta = ParsePythonMetadata(text);
+  for (const std::optional<std::string>* field : {&meta.name, &meta.version}) {
+    if (*field) FUZZ_CHECK((*field)->find('\n') == std::string::npos, **field);
+  }
+  for (const std::string& req : meta.requires_dist) {
+    FUZZ_CHECK(req.find('\n') == std::string::npos, req);
+    (void)RequirementVersion(req);
+  }
+  (void)PythonStringValue(text, "cuda");
   std::string_view name = text.substr(0, 256);
   (void)ParseLibraryFileName(name);
   (void)ParseDistInfoName(name);

@@ -79,8 +79,8 @@ DiffReport HostDiff(const Fingerprint& s, const Fingerprint& t) {
 TEST(CompatRulesTest, BuiltinRulesParse) {
   Result<CompatRules> r = ParseCompatRules(EmbeddedData("compat-rules.json"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->version, 1);
-  EXPECT_EQ(BuiltinRules().version, 1);
+  EXPECT_EQ(r->version, 2);
+  EXPECT_EQ(BuiltinRules().version, 2);
   EXPECT_EQ(r->minor_version_compat.at(12), "525.60.13");
   EXPECT_EQ(r->minor_version_compat.at(13), "580.65.06");
   EXPECT_EQ(r->min_compute_capability.at(13), "7.5");
@@ -91,6 +91,47 @@ TEST(CompatRulesTest, BuiltinRulesParse) {
                                             "11.7", "11.8", "12.0", "12.1", "12.2", "12.3", "12.4",
                                             "12.5", "12.6", "12.8", "12.9", "13.0", "13.1"}));
   EXPECT_EQ(r->toolkit_drivers[13].second, "550.54.14");
+  EXPECT_EQ(r->tf32_code, "numerics.tf32");
+  EXPECT_EQ(r->tf32_min_compute_capability, "8.0");
+  ASSERT_EQ(r->numerics_defaults.size(), 1u);
+  EXPECT_EQ(r->numerics_defaults[0].setting, "torch.backends.cuda.matmul.allow_tf32");
+  EXPECT_EQ(r->numerics_defaults[0].changed_in, "1.12");
+  ASSERT_EQ(r->numerics_env.size(), 2u);
+  EXPECT_EQ(r->numerics_env[0].name, "NVIDIA_TF32_OVERRIDE");
+  EXPECT_EQ(r->numerics_env[0].disables_tf32, "0");
+  EXPECT_EQ(r->numerics_env[1].name, "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE");
+  EXPECT_EQ(r->numerics_env[1].disables_tf32, "");
+  EXPECT_EQ(r->severity.at("numerics.tf32"), "warning");
+}
+
+TEST(CompatRulesTest, MalformedNumericsNameTheField) {
+  const std::string head = R"({"schema":"cutover.probe-rules/1","version":2,
+      "toolkit_drivers":[],"minor_version_compat":[],"dropped_architectures":[],
+      "introduced_architectures":[],"params":{},"numerics":)";
+  EXPECT_EQ(ParseCompatRules(head + "[]}").status().message(),
+            "rules: numerics: expected an object");
+  EXPECT_EQ(ParseCompatRules(head + "{}}").status().message(),
+            "rules: numerics.tf32: expected an object");
+  const std::string tf32 =
+      R"({"tf32":{"code":"numerics.tf32","min_compute_capability":"8.0","enabled_by_default":"",
+      "fix":""},)";
+  EXPECT_EQ(ParseCompatRules(head + tf32 + R"("env":[]}})").status().message(),
+            "rules: numerics.framework_defaults: expected an array");
+  EXPECT_EQ(ParseCompatRules(head + tf32 + R"("env":[],"framework_defaults":[{"code":"a.b",
+      "framework":"torch","setting":"s","changed_in":"soon","before":"","after":"","note":"",
+      "fix":""}]}})")
+                .status()
+                .message(),
+            "rules: numerics.framework_defaults[0].changed_in: expected a version such as "
+            "\"1.12\"");
+  EXPECT_EQ(ParseCompatRules(head + tf32 + R"("framework_defaults":[],"env":[{"code":"a.b"}]}})")
+                .status()
+                .message(),
+            "rules: numerics.env[0].name: expected a string");
+  // Without a numerics section no numerics rule runs.
+  Result<CompatRules> none = ParseCompatRules(head.substr(0, head.rfind(',')) + "}");
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_EQ(none->tf32_min_compute_capability, "");
 }
 
 TEST(CompatRulesTest, MalformedRulesNameTheField) {
@@ -326,11 +367,114 @@ TEST(DiffTest, GlibcOlderOnlyInHostMode) {
   EXPECT_TRUE(Diff(s, t, DiffMode::kContainer, BuiltinRules()).findings.empty());
 }
 
+Fingerprint WithTorch(Fingerprint fp, const std::string& version) {
+  fp.frameworks.push_back(
+      {"torch", version, "12.4", "9.1.0", "/usr/lib/python3/site-packages", {}});
+  return fp;
+}
+
+TEST(DiffTest, Tf32FrameworkDefaultCrossed) {
+  DiffReport r = HostDiff(WithTorch(Host(), "1.11.0"), WithTorch(Host(), "2.4.0"));
+  EXPECT_EQ(Codes(r.findings), (std::multiset<std::string>{"warning numerics.tf32 pair"}));
+  const DiffFinding* f = Find(r, "numerics.tf32");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->component, "numerics");
+  EXPECT_EQ(f->source, "torch 1.11.0");
+  EXPECT_EQ(f->target, "torch 2.4.0");
+  EXPECT_EQ(f->message,
+            "torch changes from 1.11.0 to 2.4.0 across 1.12, where the default of "
+            "torch.backends.cuda.matmul.allow_tf32 changed from True to False: "
+            "torch.backends.cuda.matmul.allow_tf32 defaults to True on the source and False on "
+            "the target, so FP32 results and speed differ (torch.backends.cudnn.allow_tf32 stays "
+            "True, so convolutions use TF32 on both)");
+  EXPECT_EQ(f->fix,
+            "set torch.backends.cuda.matmul.allow_tf32 (or torch.set_float32_matmul_precision) "
+            "explicitly in the workload so both hosts compute FP32 matmuls alike");
+  // The other way round names the defaults the other way round.
+  DiffReport back = HostDiff(WithTorch(Host(), "2.4.0"), WithTorch(Host(), "1.11.0"));
+  ASSERT_NE(Find(back, "numerics.tf32"), nullptr);
+  EXPECT_NE(Find(back, "numerics.tf32")
+                ->message.find("defaults to False on the source and True on the target"),
+            std::string::npos);
+  // Same side of 1.12: no finding; a container brings its own torch; a pre-Ampere target has
+  // no TF32 to switch.
+  EXPECT_TRUE(HostDiff(WithTorch(Host(), "1.12.0"), WithTorch(Host(), "2.4.0")).findings.empty());
+  EXPECT_TRUE(HostDiff(WithTorch(Host(), "1.8.1"), WithTorch(Host(), "1.11.0")).findings.empty());
+  EXPECT_TRUE(Diff(WithTorch(Host(), "1.11.0"), WithTorch(Host(), "2.4.0"), DiffMode::kContainer,
+                   BuiltinRules())
+                  .findings.empty());
+  Fingerprint volta = WithTorch(Host(), "2.4.0");
+  volta.gpus[0].compute_capability = "7.0";
+  Fingerprint volta_old = WithTorch(Host(), "1.11.0");
+  volta_old.gpus[0].compute_capability = "7.0";
+  EXPECT_EQ(Find(HostDiff(volta_old, volta), "numerics.tf32"), nullptr);
+}
+
+TEST(DiffTest, Tf32SwitchSetOnOneHost) {
+  Fingerprint s = Host(), t = Host();
+  t.env["NVIDIA_TF32_OVERRIDE"] = "0";
+  s.env["TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"] = "1";
+  DiffReport r = HostDiff(s, t);
+  EXPECT_EQ(Codes(r.findings), (std::multiset<std::string>{"warning numerics.tf32 pair",
+                                                           "warning numerics.tf32 pair"}));
+  ASSERT_EQ(r.findings.size(), 2u);
+  EXPECT_EQ(r.findings[0].source, "NVIDIA_TF32_OVERRIDE unset");
+  EXPECT_EQ(r.findings[0].target, "NVIDIA_TF32_OVERRIDE=0");
+  EXPECT_EQ(r.findings[0].message,
+            "NVIDIA_TF32_OVERRIDE differs (source: NVIDIA_TF32_OVERRIDE unset, target: "
+            "NVIDIA_TF32_OVERRIDE=0); 0 turns TF32 off in cuBLAS and cuDNN for the whole "
+            "process, whatever the framework asks");
+  EXPECT_EQ(r.findings[0].fix,
+            "set NVIDIA_TF32_OVERRIDE to the same value on both hosts, or leave it unset on both");
+  EXPECT_EQ(r.findings[1].source, "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE=1");
+  EXPECT_EQ(r.findings[1].target, "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE unset");
+  // The environment is known only on live hosts: an image root says nothing about it.
+  t.collection.live = false;
+  EXPECT_TRUE(HostDiff(s, t).findings.empty());
+  // Without a GPU that can run TF32 on either side the switches change nothing.
+  t.collection.live = true;
+  s.gpus[0].compute_capability = t.gpus[0].compute_capability = "7.0";
+  EXPECT_TRUE(HostDiff(s, t).findings.empty());
+}
+
+TEST(DiffTest, Tf32TargetGainsTensorCores) {
+  Fingerprint s = Host(), t = Host();
+  s.gpus[0].name = "Tesla V100-SXM2-32GB";
+  s.gpus[0].compute_capability = "7.0";
+  t.gpus[0].name = s.gpus[0].name;
+  DiffReport r = HostDiff(s, t);
+  EXPECT_EQ(Codes(r.findings), (std::multiset<std::string>{"warning numerics.tf32 pair"}));
+  const DiffFinding* f = Find(r, "numerics.tf32");
+  ASSERT_NE(f, nullptr);
+  EXPECT_EQ(f->source, "compute capability 7.0");
+  EXPECT_EQ(f->target, "compute capability 9.0");
+  EXPECT_EQ(f->message,
+            "the target's GPUs (compute capability 9.0) have TF32 tensor cores, the source's "
+            "(7.0) do not: FP32 matmuls and convolutions that run in TF32 on the target round "
+            "inputs to a 10-bit mantissa and give different results (PyTorch's cuDNN "
+            "convolutions (torch.backends.cudnn.allow_tf32) and TensorFlow's float32 matmuls and "
+            "convolutions use TF32 by default)");
+  EXPECT_EQ(f->fix.rfind("to keep FP32 results set NVIDIA_TF32_OVERRIDE=0 on the target", 0), 0u);
+  // In a container too: the GPU, not the stack, makes TF32 possible.
+  EXPECT_NE(Find(Diff(s, t, DiffMode::kContainer, BuiltinRules()), "numerics.tf32"), nullptr);
+  // The target turns TF32 off: only the switch difference is left.
+  t.env["NVIDIA_TF32_OVERRIDE"] = "0";
+  r = HostDiff(s, t);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].target, "NVIDIA_TF32_OVERRIDE=0");
+  // Ampere to Hopper, or a source GPU of unknown capability: nothing to say.
+  t.env.clear();
+  s.gpus[0].compute_capability = "8.0";
+  EXPECT_EQ(Find(HostDiff(s, t), "numerics.tf32"), nullptr);
+  s.gpus[0].compute_capability.reset();
+  EXPECT_EQ(Find(HostDiff(s, t), "numerics.tf32"), nullptr);
+}
+
 TEST(DiffTest, TableNamesModeAndFindings) {
   Fingerprint s = Host(), t = Host();
   t.os.glibc = "2.31";
   std::string table = RenderDiffTable(HostDiff(s, t));
-  EXPECT_NE(table.find("probe diff (mode host, rules v1): h -> h"), std::string::npos) << table;
+  EXPECT_NE(table.find("probe diff (mode host, rules v2): h -> h"), std::string::npos) << table;
   EXPECT_NE(table.find("WARNING  os.glibc_older"), std::string::npos) << table;
   EXPECT_NE(table.find("0 blocker(s), 1 warning(s), 0 info"), std::string::npos) << table;
 }

@@ -1,12 +1,18 @@
 // Collection on the fixture trees of tests/fixtures/hosts/ (written by make_fixtures.py), with
 // exact expected values, and every document validated against the JSON Schema.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
+
+#include <set>
 
 #include "core/file_system.h"
 #include "core/fingerprint.h"
 #include "probe/collect.h"
-#include "tests/harness/test_env.h"
+#include "probe/diff.h"
 #include "tests/harness/schema_check.h"
+#include "tests/harness/test_env.h"
 
 namespace cutover::probe {
 namespace {
@@ -47,8 +53,9 @@ INSTANTIATE_TEST_SUITE_P(Hosts, EveryFixture,
                          ::testing::Values("h100-cuda12.4", "a100-cuda11.8", "v100-cuda11.0",
                                            "h200-cuda13.0", "no-driver",
                                            "driver-older-than-toolkit", "garbled-proc", "two-cudnn",
-                                           "pip-shadow", "cudnn-header-mismatch",
-                                           "driver-mismatch"));
+                                           "pip-shadow", "cudnn-header-mismatch", "driver-mismatch",
+                                           "b200-cuda12.8", "a100-mig", "nvswitch-fm-mismatch",
+                                           "unreadable-files"));
 
 TEST(FixtureHostsTest, H100Cuda124Healthy) {
   Fingerprint fp = CollectFixture("h100-cuda12.4");
@@ -259,6 +266,202 @@ TEST(FixtureHostsTest, KernelModuleAndUserSpaceDriverDiffer) {
   EXPECT_EQ(fp.driver.kernel_module_version, "550.54.14");
   EXPECT_EQ(fp.driver.userspace_version, "550.90.07");
   EXPECT_TRUE(HasFinding(fp, "driver.version_mismatch"));
+}
+
+TEST(FixtureHostsTest, B200Cuda128Blackwell) {
+  Fingerprint fp = CollectFixture("b200-cuda12.8");
+  EXPECT_EQ(fp.os.version_id, "24.04");
+  EXPECT_EQ(fp.os.glibc, "2.39");
+  EXPECT_EQ(fp.driver.version, "570.124.06");
+  EXPECT_EQ(fp.driver.kernel_module_flavor, "open");
+  EXPECT_EQ(fp.driver.cuda_version, "12.8");
+  EXPECT_EQ(fp.driver.fabric_manager_version, "570.124.06");
+  ASSERT_EQ(fp.gpus.size(), 2u);
+  for (const GpuInfo& g : fp.gpus) {
+    EXPECT_EQ(g.name, "NVIDIA B200");
+    EXPECT_EQ(g.pci_device_id, "0x2901");
+    EXPECT_EQ(g.compute_capability, "10.0");
+    EXPECT_EQ(g.generation, "Blackwell");
+    EXPECT_EQ(g.memory_mib, 184320u);
+    EXPECT_EQ(g.pcie.gen_max, 5);
+    EXPECT_FALSE(g.mig.enabled.has_value());
+  }
+  EXPECT_EQ(fp.gpus[1].uuid, "GPU-7f3a1d2e-9b5c-4a4f-8d8e-1c2b3d4e5f60");
+  ASSERT_EQ(fp.cuda_toolkits.size(), 1u);
+  EXPECT_EQ(fp.cuda_toolkits[0].version, "12.8.1");
+  EXPECT_EQ(FindLib(fp, "cudart")->version, "12.8.90");
+  EXPECT_EQ(FindLib(fp, "cudnn")->version, "9.8.0");
+  EXPECT_EQ(FindLib(fp, "nccl")->version, "2.26.2");
+  ASSERT_EQ(fp.frameworks.size(), 1u);
+  EXPECT_EQ(fp.frameworks[0].version, "2.7.0");
+  EXPECT_EQ(fp.frameworks[0].cuda, "12.8");
+  EXPECT_EQ(fp.frameworks[0].cudnn, "9.7.1.26");
+  // Driver 570.124.06 meets CUDA 12.8's minimum; cuDNN 9.8 serves torch's 9.7 build: no findings.
+  EXPECT_TRUE(fp.collection.findings.empty()) << fp.collection.findings[0].message;
+}
+
+TEST(FixtureHostsTest, A100MigInstancesFromCapabilityFiles) {
+  Fingerprint fp = CollectFixture("a100-mig");
+  ASSERT_EQ(fp.gpus.size(), 2u);
+  EXPECT_EQ(fp.gpus[0].name, "NVIDIA A100-SXM4-40GB");
+  EXPECT_EQ(fp.gpus[0].memory_mib, 40960u);
+  // GPU 0: GPU instances 1, 2 and 5, the last with two compute instances: four MIG devices.
+  EXPECT_EQ(fp.gpus[0].mig.enabled, true);
+  EXPECT_EQ(fp.gpus[0].mig.instances, 4);
+  // GPU 1 has no instances: whether its MIG mode is on cannot be told from files.
+  EXPECT_FALSE(fp.gpus[1].mig.enabled.has_value());
+  EXPECT_FALSE(fp.gpus[1].mig.instances.has_value());
+  EXPECT_EQ(fp.driver.version, "535.183.01");
+  EXPECT_EQ(fp.cuda_toolkits.at(0).version, "12.2.2");
+  EXPECT_TRUE(fp.collection.findings.empty()) << fp.collection.findings[0].message;
+  // A job moved from the whole-GPU H100 host onto this one is told about MIG.
+  DiffReport r = Diff(CollectFixture("h100-cuda12.4"), fp, DiffMode::kContainer, BuiltinRules());
+  bool mig = false;
+  for (const DiffFinding& f : r.findings) mig = mig || f.code == "gpu.mig_on_target";
+  EXPECT_TRUE(mig) << RenderDiffTable(r);
+}
+
+TEST(FixtureHostsTest, NvswitchFabricManagerDiffersFromDriver) {
+  Fingerprint fp = CollectFixture("nvswitch-fm-mismatch");
+  EXPECT_EQ(fp.driver.version, "550.90.07");
+  EXPECT_EQ(fp.driver.userspace_version, "550.90.07");
+  EXPECT_EQ(fp.driver.fabric_manager_version, "550.54.15");
+  ASSERT_EQ(fp.gpus.size(), 2u);  // the four NVSwitches are bridges, not GPUs
+  EXPECT_EQ(fp.gpus[1].pci_bus_id, "00000000:2A:00.0");
+  ASSERT_EQ(fp.collection.findings.size(), 1u);
+  EXPECT_EQ(fp.collection.findings[0].severity, "error");
+  EXPECT_EQ(fp.collection.findings[0].code, "driver.fabric_manager_mismatch");
+  EXPECT_EQ(fp.collection.findings[0].message,
+            "fabric manager 550.54.15 differs from driver 550.90.07 on an NVSwitch system: CUDA "
+            "initialisation fails (error 802, system not ready); fix: install "
+            "nvidia-fabricmanager of exactly the driver's version 550.90.07");
+}
+
+// The paths of the unreadable-files tree that its tests make unreadable.
+const std::set<std::string>& UnreadablePaths() {
+  static const std::set<std::string> paths = {
+      "/etc/os-release",
+      "/proc/driver/nvidia/version",
+      "/proc/driver/nvidia/gpus/0000:18:00.0/information",
+      "/usr/local/lib/python3.10/dist-packages/torch-2.4.0.dist-info/METADATA",
+      "/usr/local/cuda-12.4",
+  };
+  return paths;
+}
+
+// A tree in which some paths (and everything below them) fail to read and list with "Permission
+// denied", as files and directories of mode 000 do for a user other than root. Root reads mode
+// 000 files, so when the tests run as root a chmod proves nothing; this models it instead, as
+// FakeFileSystem::SetUnreadable does in tests/probe/file_system_test.cc.
+class UnreadableFileSystem : public FileSystem {
+ public:
+  UnreadableFileSystem(const FileSystem& base, const std::set<std::string>& paths)
+      : base_(base), paths_(paths) {}
+
+  Result<std::string> ReadFile(const std::string& path, size_t max_bytes) const override {
+    if (Refused(path)) return Status::IoError(path + ": Permission denied");
+    return base_.ReadFile(path, max_bytes);
+  }
+  Result<std::vector<std::string>> ListDir(const std::string& path) const override {
+    if (Refused(path)) return Status::IoError(path + ": Permission denied");
+    return base_.ListDir(path);
+  }
+  Result<FileInfo> Stat(const std::string& path, bool follow_links) const override {
+    // A directory of mode 000 can still be stat'ed itself, not what is below it.
+    if (Refused(DirName(NormalizePath(path)))) return Status::IoError(path + ": Permission denied");
+    return base_.Stat(path, follow_links);
+  }
+  Result<std::string> ReadLink(const std::string& path) const override {
+    return base_.ReadLink(path);
+  }
+  Result<std::string> RealPath(const std::string& path) const override {
+    return base_.RealPath(path);
+  }
+  std::string RootLabel() const override { return base_.RootLabel(); }
+
+ private:
+  // True when `path`, or where its links lead, is or lies below a refused path.
+  bool Refused(const std::string& path) const {
+    std::vector<std::string> forms = {NormalizePath(path)};
+    if (Result<std::string> real = base_.RealPath(path); real.ok()) forms.push_back(*real);
+    for (std::string p : forms) {
+      while (true) {
+        if (paths_.count(p)) return true;
+        if (p == "/") break;
+        p = DirName(p);
+      }
+    }
+    return false;
+  }
+
+  const FileSystem& base_;
+  const std::set<std::string>& paths_;
+};
+
+// What collection of the unreadable-files tree must give, whichever way the paths were made
+// unreadable.
+void ExpectUnreadableFindings(const Fingerprint& fp) {
+  // Each unreadable file is a warning naming it; the rest of the host is still fingerprinted.
+  std::set<std::string> unreadable;
+  for (const Finding& f : fp.collection.findings) {
+    if (f.code == "file.unreadable") {
+      EXPECT_EQ(f.severity, "warning");
+      unreadable.insert(f.message);
+    }
+  }
+  EXPECT_TRUE(unreadable.count("/etc/os-release: Permission denied"))
+      << ::testing::PrintToString(unreadable);
+  EXPECT_TRUE(unreadable.count("/proc/driver/nvidia/version: Permission denied"));
+  EXPECT_TRUE(
+      unreadable.count("/proc/driver/nvidia/gpus/0000:18:00.0/information: Permission denied"));
+  EXPECT_FALSE(fp.os.id.has_value());
+  EXPECT_EQ(fp.os.kernel, "5.15.0-105-generic");
+  // The driver comes from libcuda's file name when /proc cannot be read.
+  EXPECT_EQ(fp.driver.status, "ok");
+  EXPECT_EQ(fp.driver.source, "libcuda");
+  EXPECT_EQ(fp.driver.version, "550.54.14");
+  EXPECT_FALSE(fp.driver.kernel_module_version.has_value());
+  // The GPU comes from sysfs and the GPU table; its UUID was only in the unreadable file.
+  ASSERT_EQ(fp.gpus.size(), 1u);
+  EXPECT_EQ(fp.gpus[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(fp.gpus[0].compute_capability, "9.0");
+  EXPECT_FALSE(fp.gpus[0].uuid.has_value());
+  EXPECT_TRUE(fp.cuda_toolkits.empty());
+}
+
+TEST(FixtureHostsTest, UnreadableFilesAreFindings) {
+  RealFileSystem real(testing::SourceDir() + "/tests/fixtures/hosts/unreadable-files");
+  // Readable, the tree is a healthy host...
+  Fingerprint readable = Collect(real, CollectOptions{});
+  EXPECT_EQ(readable.os.id, "ubuntu");
+  EXPECT_EQ(readable.driver.source, "procfs");
+  EXPECT_EQ(readable.cuda_toolkits.size(), 1u);
+  EXPECT_TRUE(readable.collection.findings.empty()) << readable.collection.findings[0].message;
+  // ...and with the paths refused, each is a finding.
+  UnreadableFileSystem fs(real, UnreadablePaths());
+  ExpectUnreadableFindings(Collect(fs, CollectOptions{}));
+}
+
+// The same with real mode 000 files on a copy of the tree, where the user is not root.
+TEST(FixtureHostsTest, Mode000FilesAreFindings) {
+  if (::geteuid() == 0) {
+    GTEST_SKIP() << "running as root, which reads mode 000 files; UnreadableFilesAreFindings "
+                    "models them instead";
+  }
+  testing::TempDir dir;
+  std::string copy = dir.Join("tree");
+  ASSERT_EQ(testing::RunShell("cp -a " + testing::SourceDir() +
+                              "/tests/fixtures/hosts/unreadable-files " + copy),
+            0);
+  for (const std::string& p : UnreadablePaths()) {
+    ASSERT_EQ(::chmod((copy + p).c_str(), 0), 0) << p;
+  }
+  RealFileSystem fs(copy);
+  Fingerprint fp = Collect(fs, CollectOptions{});
+  for (const std::string& p : UnreadablePaths()) {
+    ::chmod((copy + p).c_str(), 0755);  // so TempDir can remove the copy
+  }
+  ExpectUnreadableFindings(fp);
 }
 
 }  // namespace
