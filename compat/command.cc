@@ -47,6 +47,7 @@ struct RunOptions {
 
 struct CompareOptions {
   std::string source, target, junit;
+  bool fail_on_slower = false;
 };
 
 
@@ -133,6 +134,7 @@ Result<int> RunCompare(const CompareOptions& o, const GlobalOptions& g) {
   CUTOVER_ASSIGN_OR_RETURN(CompatRecord src, LoadRecord(o.source));
   CUTOVER_ASSIGN_OR_RETURN(CompatRecord tgt, LoadRecord(o.target));
   Comparison c = CompareRecords(src, tgt);
+  c.fail_on_slower = o.fail_on_slower;
   if (!o.junit.empty()) CUTOVER_RETURN_IF_ERROR(ComparisonJunit(c).WriteFile(o.junit));
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, ComparisonToJson(c), ComparisonTable(c)));
   return c.failed() ? 1 : 0;
@@ -237,10 +239,14 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
   CLI::App* compare = cmd->add_subcommand(
       "compare",
       "Compare two records: a verdict per case and a summary; exit 1 on any regression or "
-      "broken case, 2 on an unreadable, truncated or schema-invalid record");
+      "broken case (and with --fail-on-slower on any slower case), 2 on an unreadable, "
+      "truncated or schema-invalid record");
   compare->add_option("SOURCE", copts->source, "the source host's record")->required();
   compare->add_option("TARGET", copts->target, "the target host's record")->required();
   compare->add_option("--junit", copts->junit, "also write the verdicts as JUnit XML");
+  compare->add_flag("--fail-on-slower", copts->fail_on_slower,
+                    "exit 1 when a case is slower: the 95% interval of the time ratio above 1 "
+                    "and the ratio more than 5% above it (speed never fails without this flag)");
   SetCommand(compare, ctx, [copts, &ctx]() { return RunCompare(*copts, ctx.global); });
 }
 

@@ -47,9 +47,9 @@ void CompareSpeed(const CaseResult& s, const CaseResult& t, CaseComparison* c) {
   c->time_ratio = t.timing.median_s / s.timing.median_s;
   BootstrapRatio(s.timing.reps_s, t.timing.reps_s, PhiloxKeyForId(c->id), &c->ratio_lo,
                  &c->ratio_hi);
-  c->speed = c->ratio_hi < 1   ? SpeedVerdict::kFaster
-             : c->ratio_lo > 1 ? SpeedVerdict::kSlower
-                               : SpeedVerdict::kSame;
+  c->speed = c->ratio_hi < 1 && c->time_ratio < 1 / (1 + kSpeedMinEffect) ? SpeedVerdict::kFaster
+             : c->ratio_lo > 1 && c->time_ratio > 1 + kSpeedMinEffect     ? SpeedVerdict::kSlower
+                                                                          : SpeedVerdict::kSame;
   auto spread = [](const CaseTiming& x) {
     return x.median_s > 0 ? (x.p90_s - x.p10_s) / x.median_s : 0.0;
   };
@@ -163,7 +163,13 @@ std::string_view SpeedVerdictName(SpeedVerdict v) {
 }
 
 bool Comparison::failed() const {
-  return Count(Verdict::kRegression) > 0 || Count(Verdict::kBroken) > 0;
+  return Count(Verdict::kRegression) > 0 || Count(Verdict::kBroken) > 0 ||
+         (fail_on_slower && CountSpeed(SpeedVerdict::kSlower) > 0);
+}
+
+int Comparison::CountSpeed(SpeedVerdict v) const {
+  return static_cast<int>(std::count_if(cases.begin(), cases.end(),
+                                        [v](const CaseComparison& c) { return c.speed == v; }));
 }
 
 int Comparison::Count(Verdict v) const {
@@ -241,8 +247,12 @@ nlohmann::json ComparisonToJson(const Comparison& c) {
                      {"time_ratio_ci95", {num(k.ratio_lo), num(k.ratio_hi)}},
                      {"unstable_timing", k.unstable_timing}});
   }
+  summary["slower"] = c.CountSpeed(SpeedVerdict::kSlower);
+  summary["faster"] = c.CountSpeed(SpeedVerdict::kFaster);
   return {{"schema", kCompatCompareSchema},
           {"failed", c.failed()},
+          {"fail_on_slower", c.fail_on_slower},
+          {"speed_min_effect", kSpeedMinEffect},
           {"summary", summary},
           {"cases", cases}};
 }
@@ -267,6 +277,9 @@ std::string ComparisonTable(const Comparison& c) {
         Verdict::kBroken, Verdict::kMissing, Verdict::kNotApplicable}) {
     if (int n = c.Count(v)) out += " " + std::to_string(n) + " " + std::string(VerdictName(v));
   }
+  if (int n = c.CountSpeed(SpeedVerdict::kSlower)) {
+    out += "; " + std::to_string(n) + " slower" + (c.fail_on_slower ? " (failing)" : "");
+  }
   out += "\n";
   return out;
 }
@@ -279,7 +292,11 @@ JunitReport ComparisonJunit(const Comparison& c) {
     if (added) r.suites.push_back(JunitSuite{.name = k.op});
     JunitCase jc{.classname = "compat." + k.op, .name = k.id};
     jc.message = std::string(VerdictName(k.verdict)) + ": " + k.reason;
-    if (k.verdict == Verdict::kRegression || k.verdict == Verdict::kBroken) {
+    if (c.fail_on_slower && k.speed == SpeedVerdict::kSlower) {
+      jc.message += Fmt("; slower x%.2f", k.time_ratio);
+    }
+    if (k.verdict == Verdict::kRegression || k.verdict == Verdict::kBroken ||
+        (c.fail_on_slower && k.speed == SpeedVerdict::kSlower)) {
       jc.outcome = JunitOutcome::kFailed;
       jc.text = jc.message;
     } else if (k.verdict == Verdict::kMissing || k.verdict == Verdict::kNotApplicable) {

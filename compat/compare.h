@@ -41,7 +41,10 @@ enum class Verdict {
   kMissing,
   kNotApplicable
 };
+// faster / slower need the 95% interval of the time ratio to exclude 1 AND the ratio itself to
+// differ from 1 by more than kSpeedMinEffect (docs/compat.md says why); otherwise same.
 enum class SpeedVerdict { kFaster, kSame, kSlower, kUnknown };
+inline constexpr double kSpeedMinEffect = 0.05;
 
 std::string_view VerdictName(Verdict v);            // "identical", ..., "n/a"
 std::string_view SpeedVerdictName(SpeedVerdict v);  // "faster", "same", "slower", "unknown"
@@ -63,10 +66,14 @@ inline constexpr double kUnstableSpread = 0.25;
 
 struct Comparison {
   std::vector<CaseComparison> cases;
-  // True when any case is a regression or broken (the command exits 1).
+  // Set by the caller (compare --fail-on-slower): a case judged slower then fails too.
+  bool fail_on_slower = false;
+  // True when any case is a regression or broken, or slower with fail_on_slower (the command
+  // exits 1).
   bool failed() const;
-  // Number of cases with verdict `v`.
+  // Number of cases with verdict `v`, and with speed verdict `v`.
   int Count(Verdict v) const;
+  int CountSpeed(SpeedVerdict v) const;
 };
 
 // Compares every case of `source` with the case of the same ID in `target` (source order, then
@@ -80,7 +87,8 @@ void BootstrapRatio(const std::vector<double>& a, const std::vector<double>& b, 
 
 nlohmann::json ComparisonToJson(const Comparison& c);
 std::string ComparisonTable(const Comparison& c);
-// One suite per op; regression/broken are failures, missing and n/a skipped.
+// One suite per op; regression/broken (and slower with fail_on_slower) are failures, missing and
+// n/a skipped.
 JunitReport ComparisonJunit(const Comparison& c);
 
 }  // namespace cutover

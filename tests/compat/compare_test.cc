@@ -79,5 +79,48 @@ TEST(CompareTest, SpeedVerdictOnlyWhenTheIntervalSaysSo) {
   EXPECT_GE(hi, 1.0);
 }
 
+// A record of one gemm case whose timed repetitions are `reps`.
+CompatRecord Timed(const std::vector<double>& reps) {
+  CompatRecord rec = RunRecord(false, {Cases()[0]});
+  CaseTiming& t = rec.cases[0].timing;
+  t.reps_s = reps;
+  t.median_s = Quantile(reps, 0.5);
+  t.p10_s = Quantile(reps, 0.1);
+  t.p90_s = Quantile(reps, 0.9);
+  return rec;
+}
+
+TEST(CompareTest, IdenticalTimingsAreTheSameSpeed) {
+  CompatRecord a = Timed({1.0, 1.01, 0.99, 1.02, 0.98});
+  Comparison c = CompareRecords(a, a);
+  EXPECT_EQ(c.cases[0].speed, SpeedVerdict::kSame);
+  EXPECT_EQ(c.cases[0].time_ratio, 1.0);
+  EXPECT_EQ(ComparisonTable(c).find("slower"), std::string::npos) << ComparisonTable(c);
+}
+
+TEST(CompareTest, ASmallButCertainDifferenceIsTheSameSpeed) {
+  CompatRecord a = Timed({1.0, 1.001, 0.999, 1.002, 0.998});
+  CompatRecord b = Timed({1.03, 1.031, 1.029, 1.032, 1.028});  // 3% slower, tight spread
+  Comparison c = CompareRecords(a, b);
+  EXPECT_GT(c.cases[0].ratio_lo, 1.0);               // the interval excludes 1 ...
+  EXPECT_EQ(c.cases[0].speed, SpeedVerdict::kSame);  // ... but the effect is under 5%
+  EXPECT_EQ(CompareRecords(b, a).cases[0].speed, SpeedVerdict::kSame);
+}
+
+TEST(CompareTest, SlowerFailsOnlyWhenAsked) {
+  CompatRecord a = Timed({1.0, 1.01, 0.99, 1.02, 0.98});
+  CompatRecord b = Timed({1.2, 1.21, 1.19, 1.22, 1.18});
+  Comparison c = CompareRecords(a, b);
+  EXPECT_EQ(c.cases[0].speed, SpeedVerdict::kSlower);
+  EXPECT_EQ(c.CountSpeed(SpeedVerdict::kSlower), 1);
+  EXPECT_FALSE(c.failed());
+  EXPECT_EQ(ComparisonJunit(c).suites[0].cases[0].outcome, JunitOutcome::kPassed);
+  c.fail_on_slower = true;
+  EXPECT_TRUE(c.failed());
+  EXPECT_EQ(ComparisonToJson(c)["failed"], true);
+  EXPECT_EQ(ComparisonJunit(c).suites[0].cases[0].outcome, JunitOutcome::kFailed);
+  EXPECT_EQ(CompareRecords(b, a).cases[0].speed, SpeedVerdict::kFaster);
+}
+
 }  // namespace
 }  // namespace cutover
