@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <map>
 
 #include "compat/philox.h"
@@ -42,6 +44,33 @@ double Excess(const std::vector<double>& x, const std::vector<double>& r, const 
   return q;
 }
 
+// Maps a float's bits to integers that order like the values, +0 and -0 both to 0.
+int64_t OrderedFloat(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  const int64_t mag = u & 0x7fffffffu;
+  return (u >> 31) ? -mag : mag;
+}
+
+// The same for doubles, as a long double (the span of two 63-bit magnitudes).
+long double OrderedDouble(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, sizeof(u));
+  const long double mag = static_cast<long double>(u & 0x7fffffffffffffffull);
+  return (u >> 63) ? -mag : mag;
+}
+
+// ULP distance in `dtype` between x and r rounded to it; NaN for dtypes not measured here.
+double UlpDistance(double x, double r, std::string_view dtype) {
+  if (dtype == "fp32") {
+    const float xf = static_cast<float>(x), rf = static_cast<float>(r);
+    return static_cast<double>(std::llabs(OrderedFloat(xf) - OrderedFloat(rf)));
+  }
+  if (dtype == "fp64") return static_cast<double>(std::fabs(OrderedDouble(x) - OrderedDouble(r)));
+  if (dtype == "u8") return std::fabs(x - std::nearbyint(r));
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 void CompareSpeed(const CaseResult& s, const CaseResult& t, CaseComparison* c) {
   if (s.timing.reps_s.empty() || t.timing.reps_s.empty() || s.timing.median_s <= 0) return;
   c->time_ratio = t.timing.median_s / s.timing.median_s;
@@ -70,6 +99,10 @@ CaseComparison CompareCase(const CaseResult& s, const CaseResult& t) {
     c.reason = s.status != "ok" ? "source failed: " + s.error : "target failed: " + t.error;
     return c;
   }
+  c.source_nan = s.nan_count;
+  c.source_inf = s.inf_count;
+  c.target_nan = t.nan_count;
+  c.target_inf = t.inf_count;
   if (t.nan_count > s.nan_count || t.inf_count > s.inf_count) {
     c.verdict = Verdict::kBroken;
     c.reason = "target has " + std::to_string(t.nan_count) + " NaN and " +
@@ -78,6 +111,15 @@ CaseComparison CompareCase(const CaseResult& s, const CaseResult& t) {
     return c;
   }
   CompareSpeed(s, t, &c);
+  if (s.sample_index == t.sample_index && s.sample_value.size() == s.sample_index.size() &&
+      t.sample_value.size() == t.sample_index.size() &&
+      t.sample_truth.size() == t.sample_index.size() &&
+      s.sample_truth.size() == s.sample_index.size()) {
+    c.has_error_stats = true;
+    c.target_vs_source = MeasureError(t.sample_value, s.sample_value, s.spec.dtype);
+    c.target_vs_truth = MeasureError(t.sample_value, t.sample_truth, s.spec.dtype);
+    c.source_vs_truth = MeasureError(s.sample_value, s.sample_truth, s.spec.dtype);
+  }
   for (size_t i = 0; i < std::min(s.tiles.size(), t.tiles.size()); ++i) {
     if (s.tiles[i] != t.tiles[i]) ++c.differing_tiles;
   }
@@ -172,6 +214,30 @@ int Comparison::CountSpeed(SpeedVerdict v) const {
                                         [v](const CaseComparison& c) { return c.speed == v; }));
 }
 
+ErrorStats MeasureError(const std::vector<double>& x, const std::vector<double>& r,
+                        std::string_view dtype) {
+  ErrorStats e;
+  const bool has_ulp = !std::isnan(UlpDistance(0, 0, dtype));
+  if (!has_ulp) e.max_ulp = std::numeric_limits<double>::quiet_NaN();
+  double sum_rel = 0, diff2 = 0, ref2 = 0;
+  for (size_t i = 0; i < x.size() && i < r.size(); ++i) {
+    if (std::isnan(x[i])) ++e.nan;
+    if (std::isinf(x[i])) ++e.inf;
+    if (!std::isfinite(x[i]) || !std::isfinite(r[i])) continue;
+    ++e.compared;
+    const double d = std::fabs(x[i] - r[i]);
+    const double rel = d == 0 ? 0 : r[i] == 0 ? INFINITY : d / std::fabs(r[i]);
+    e.max_rel = std::max(e.max_rel, rel);
+    sum_rel += rel;
+    if (has_ulp) e.max_ulp = std::max(e.max_ulp, UlpDistance(x[i], r[i], dtype));
+    diff2 += d * d;
+    ref2 += r[i] * r[i];
+  }
+  if (e.compared > 0) e.mean_rel = sum_rel / static_cast<double>(e.compared);
+  e.normwise = diff2 == 0 ? 0 : ref2 == 0 ? INFINITY : std::sqrt(diff2) / std::sqrt(ref2);
+  return e;
+}
+
 int Comparison::Count(Verdict v) const {
   return static_cast<int>(std::count_if(cases.begin(), cases.end(),
                                         [v](const CaseComparison& c) { return c.verdict == v; }));
@@ -231,7 +297,22 @@ nlohmann::json ComparisonToJson(const Comparison& c) {
     summary[std::string(VerdictName(v))] = c.Count(v);
   }
   auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  auto stats = [&num](const ErrorStats& e) {
+    return nlohmann::json{{"compared", e.compared},
+                          {"max_rel", num(e.max_rel)},
+                          {"mean_rel", num(e.mean_rel)},
+                          {"max_ulp", num(e.max_ulp)},
+                          {"normwise", num(e.normwise)},
+                          {"nan", e.nan},
+                          {"inf", e.inf}};
+  };
   for (const CaseComparison& k : c.cases) {
+    nlohmann::json errors;
+    if (k.has_error_stats) {
+      errors = {{"target_vs_source", stats(k.target_vs_source)},
+                {"target_vs_truth", stats(k.target_vs_truth)},
+                {"source_vs_truth", stats(k.source_vs_truth)}};
+    }
     cases.push_back({{"id", k.id},
                      {"op", k.op},
                      {"verdict", VerdictName(k.verdict)},
@@ -242,6 +323,9 @@ nlohmann::json ComparisonToJson(const Comparison& c) {
                      {"rtol", k.rtol},
                      {"atol", k.atol},
                      {"differing_tiles", k.differing_tiles},
+                     {"errors", errors},
+                     {"nan_count", {{"source", k.source_nan}, {"target", k.target_nan}}},
+                     {"inf_count", {{"source", k.source_inf}, {"target", k.target_inf}}},
                      {"speed", SpeedVerdictName(k.speed)},
                      {"time_ratio", num(k.time_ratio)},
                      {"time_ratio_ci95", {num(k.ratio_lo), num(k.ratio_hi)}},
@@ -259,16 +343,26 @@ nlohmann::json ComparisonToJson(const Comparison& c) {
 
 std::string ComparisonTable(const Comparison& c) {
   std::string out;
-  char line[512];
+  char line[1024];
+  // "max rel/max ULP", compact: "1.2e-06/9".
+  auto err = [](const ErrorStats& e) {
+    std::string ulp = std::isnan(e.max_ulp) ? "-" : Fmt("%.0f", e.max_ulp);
+    return Fmt("%.1e", e.max_rel) + "/" + ulp;
+  };
+  std::snprintf(line, sizeof(line), "%-10s %-42s %-34s %-16s %-18s %s\n", "verdict", "case",
+                "speed (time ratio, 95% CI)", "vs source", "vs float64", "reason");
+  out += line;
   for (const CaseComparison& k : c.cases) {
     std::string speed = std::string(SpeedVerdictName(k.speed));
     if (k.speed != SpeedVerdict::kUnknown) {
       speed += Fmt(" x%.2f", k.time_ratio) + Fmt(" [%.2f,", k.ratio_lo) +
                Fmt(" %.2f]", k.ratio_hi) + (k.unstable_timing ? " unstable" : "");
     }
-    std::snprintf(line, sizeof(line), "%-10s %-42s %-28s %s\n",
+    const std::string vs_source = k.has_error_stats ? err(k.target_vs_source) : "-";
+    const std::string vs_truth = k.has_error_stats ? err(k.target_vs_truth) : "-";
+    std::snprintf(line, sizeof(line), "%-10s %-42s %-34s %-16s %-18s %s\n",
                   std::string(VerdictName(k.verdict)).c_str(), k.id.c_str(), speed.c_str(),
-                  k.reason.c_str());
+                  vs_source.c_str(), vs_truth.c_str(), k.reason.c_str());
     out += line;
   }
   out += std::to_string(c.cases.size()) + " cases:";
@@ -281,6 +375,7 @@ std::string ComparisonTable(const Comparison& c) {
     out += "; " + std::to_string(n) + " slower" + (c.fail_on_slower ? " (failing)" : "");
   }
   out += "\n";
+  out += "errors: max relative error/max ULP distance of the target at the sampled positions\n";
   return out;
 }
 

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "compat/runner.h"
 
 namespace cutover {
@@ -79,6 +82,76 @@ TEST(CompareTest, SpeedVerdictOnlyWhenTheIntervalSaysSo) {
   EXPECT_GE(hi, 1.0);
 }
 
+constexpr double kNan = std::numeric_limits<double>::quiet_NaN();
+
+TEST(CompareTest, ErrorFiguresAgainstHandComputedValues) {
+  // 1 + 2^-23 is one fp32 ULP above 1; the ULP at 4 is 2^-21, so -4 - 2^-20 is two below -4.
+  const std::vector<double> r = {1.0, 2.0, -4.0, 0.5, 7.0, 8.0};
+  const std::vector<double> x = {1.0 + 0x1p-23, 2.0, -4.0 - 0x1p-20, 0.5, kNan, INFINITY};
+  ErrorStats e = MeasureError(x, r, "fp32");
+  EXPECT_EQ(e.compared, 4u);
+  EXPECT_EQ(e.nan, 1u);
+  EXPECT_EQ(e.inf, 1u);
+  EXPECT_DOUBLE_EQ(e.max_rel, 0x1p-22);                   // 2^-20 / 4
+  EXPECT_DOUBLE_EQ(e.mean_rel, (0x1p-23 + 0x1p-22) / 4);  // over the 4 finite pairs
+  EXPECT_EQ(e.max_ulp, 2.0);
+  // sqrt(2^-46 + 2^-40) / sqrt(1 + 4 + 16 + 0.25)
+  EXPECT_DOUBLE_EQ(e.normwise, std::sqrt(0x1p-46 + 0x1p-40) / std::sqrt(21.25));
+}
+
+TEST(CompareTest, UlpDistanceIsToTheTruthRoundedToTheDtype) {
+  const double third = 1.0 / 3.0;
+  const float rounded = static_cast<float>(third);
+  EXPECT_EQ(MeasureError({rounded}, {third}, "fp32").max_ulp, 0.0);
+  EXPECT_EQ(MeasureError({std::nextafter(rounded, 1.0f)}, {third}, "fp32").max_ulp, 1.0);
+  // Across zero: the smallest positive and negative subnormals are 2 apart.
+  const double tiny = std::numeric_limits<float>::denorm_min();
+  EXPECT_EQ(MeasureError({-tiny}, {tiny}, "fp32").max_ulp, 2.0);
+  EXPECT_EQ(MeasureError({std::nextafter(third, 1.0)}, {third}, "fp64").max_ulp, 1.0);
+  EXPECT_EQ(MeasureError({5}, {3}, "u8").max_ulp, 2.0);
+  EXPECT_TRUE(std::isnan(MeasureError({1.0}, {1.0}, "bf16").max_ulp));
+}
+
+TEST(CompareTest, RelativeErrorAgainstZero) {
+  ErrorStats e = MeasureError({0.0, 1e-9}, {0.0, 0.0}, "fp32");
+  EXPECT_EQ(e.compared, 2u);
+  EXPECT_TRUE(std::isinf(e.max_rel));
+  EXPECT_TRUE(std::isinf(e.normwise));
+  e = MeasureError({0.0}, {0.0}, "fp32");
+  EXPECT_EQ(e.max_rel, 0.0);
+  EXPECT_EQ(e.normwise, 0.0);
+}
+
+TEST(CompareTest, CasesCarryErrorFiguresInTheTableAndJson) {
+  CompatRecord a = RunRecord(false, Cases()), b = RunRecord(true, Cases());
+  Comparison c = CompareRecords(a, b);
+  const CaseComparison& gemm = c.cases[0];
+  ASSERT_TRUE(gemm.has_error_stats);
+  EXPECT_GT(gemm.target_vs_source.max_ulp, 0.0);
+  EXPECT_EQ(gemm.target_vs_source.compared, a.cases[0].sample_index.size());
+  // Each figure is the measure of the samples the records hold.
+  ErrorStats want = MeasureError(b.cases[0].sample_value, b.cases[0].sample_truth, "fp32");
+  EXPECT_EQ(gemm.target_vs_truth.max_rel, want.max_rel);
+  EXPECT_EQ(gemm.target_vs_truth.max_ulp, want.max_ulp);
+  EXPECT_EQ(gemm.target_vs_truth.normwise, want.normwise);
+  EXPECT_FALSE(c.cases[4].has_error_stats);  // h2d_copy: n/a
+  nlohmann::json j = ComparisonToJson(c);
+  EXPECT_EQ(j["cases"][0]["errors"]["target_vs_truth"]["max_ulp"], want.max_ulp);
+  EXPECT_EQ(j["cases"][0]["errors"]["target_vs_source"]["compared"],
+            a.cases[0].sample_index.size());
+  EXPECT_EQ(j["cases"][0]["nan_count"]["target"], 0);
+  EXPECT_TRUE(j["cases"][4]["errors"].is_null());
+  char figure[64];
+  std::snprintf(figure, sizeof(figure), " %.1e/%.0f ", gemm.target_vs_truth.max_rel,
+                gemm.target_vs_truth.max_ulp);
+  EXPECT_NE(ComparisonTable(c).find(figure), std::string::npos) << ComparisonTable(c);
+
+  // The same record against itself: no error at all.
+  Comparison self = CompareRecords(a, a);
+  EXPECT_EQ(self.cases[0].target_vs_source.max_ulp, 0.0);
+  EXPECT_EQ(self.cases[0].target_vs_source.normwise, 0.0);
+}
+
 // A record of one gemm case whose timed repetitions are `reps`.
 CompatRecord Timed(const std::vector<double>& reps) {
   CompatRecord rec = RunRecord(false, {Cases()[0]});
@@ -120,6 +193,15 @@ TEST(CompareTest, SlowerFailsOnlyWhenAsked) {
   EXPECT_EQ(ComparisonToJson(c)["failed"], true);
   EXPECT_EQ(ComparisonJunit(c).suites[0].cases[0].outcome, JunitOutcome::kFailed);
   EXPECT_EQ(CompareRecords(b, a).cases[0].speed, SpeedVerdict::kFaster);
+}
+
+TEST(CompareTest, OneUlpOffEverywhereIsOneUlp) {
+  CompatRecord a = RunRecord(false, Cases()), b = a;
+  for (double& v : b.cases[0].sample_value) v = std::nextafter(static_cast<float>(v), INFINITY);
+  b.cases[0].digest = std::string(64, '0');
+  Comparison c = CompareRecords(a, b);
+  EXPECT_EQ(c.cases[0].target_vs_source.max_ulp, 1.0);
+  EXPECT_EQ(c.cases[0].verdict, Verdict::kEquivalent) << c.cases[0].reason;
 }
 
 }  // namespace
