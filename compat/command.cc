@@ -133,6 +133,7 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
 Result<int> RunCompare(const CompareOptions& o, const GlobalOptions& g) {
   CUTOVER_ASSIGN_OR_RETURN(CompatRecord src, LoadRecord(o.source));
   CUTOVER_ASSIGN_OR_RETURN(CompatRecord tgt, LoadRecord(o.target));
+  CUTOVER_RETURN_IF_ERROR(CheckComparable(src, tgt, o.source, o.target));
   Comparison c = CompareRecords(src, tgt);
   c.fail_on_slower = o.fail_on_slower;
   if (!o.junit.empty()) CUTOVER_RETURN_IF_ERROR(ComparisonJunit(c).WriteFile(o.junit));
@@ -240,7 +241,8 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
       "compare",
       "Compare two records: a verdict per case and a summary; exit 1 on any regression or "
       "broken case (and with --fail-on-slower on any slower case), 2 on an unreadable, "
-      "truncated or schema-invalid record");
+      "truncated or schema-invalid record or on records of different op tables or case "
+      "definitions");
   compare->add_option("SOURCE", copts->source, "the source host's record")->required();
   compare->add_option("TARGET", copts->target, "the target host's record")->required();
   compare->add_option("--junit", copts->junit, "also write the verdicts as JUnit XML");

@@ -6,9 +6,11 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <set>
 
 #include "compat/philox.h"
 #include "compat/runner.h"
+#include "core/json.h"
 
 namespace cutover {
 namespace {
@@ -238,6 +240,120 @@ ErrorStats MeasureError(const std::vector<double>& x, const std::vector<double>&
   return e;
 }
 
+Status CheckComparable(const CompatRecord& source, const CompatRecord& target,
+                       const std::string& source_name, const std::string& target_name) {
+  if (source.op_table_version != target.op_table_version) {
+    return Status::FailedPrecondition(
+        "compat compare: " + source_name + " has op table version " +
+        std::to_string(source.op_table_version) + ", " + target_name + " " +
+        std::to_string(target.op_table_version) +
+        ": cases of different op tables are not comparable (record both with the same cutover)");
+  }
+  std::map<std::string, const CaseResult*> in_target;
+  for (const CaseResult& t : target.cases) in_target[t.id] = &t;
+  for (const CaseResult& s : source.cases) {
+    auto it = in_target.find(s.id);
+    if (it == in_target.end() || s.status != "ok" || it->second->status != "ok") continue;
+    const CaseResult& t = *it->second;
+    auto num = [](double v) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.17g", v);
+      return std::string(buf);
+    };
+    std::string what;
+    if (s.output_count != t.output_count) {
+      what = "output count " + std::to_string(s.output_count) + " vs " +
+             std::to_string(t.output_count);
+    } else if (s.reduction_length != t.reduction_length) {
+      what = "reduction length " + std::to_string(s.reduction_length) + " vs " +
+             std::to_string(t.reduction_length);
+    } else if (s.flops != t.flops) {
+      what = "flops " + num(s.flops) + " vs " + num(t.flops);
+    } else if (s.bytes != t.bytes) {
+      what = "bytes " + num(s.bytes) + " vs " + num(t.bytes);
+    }
+    if (!what.empty()) {
+      return Status::FailedPrecondition("compat compare: case " + s.id +
+                                        " is defined differently in " + source_name + " and " +
+                                        target_name + " (" + what + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& target,
+                              std::vector<std::string>* differences,
+                              std::vector<std::string>* notes) {
+  auto differ = [&](const std::string& what, const std::string& a, const std::string& b) {
+    if (a != b) {
+      differences->push_back(what + " " + (a.empty() ? "unknown" : a) + " vs " +
+                             (b.empty() ? "unknown" : b));
+    }
+  };
+  differ("backend", source.backend, target.backend);
+  differ("accumulate", source.accumulate, target.accumulate);
+  const nlohmann::json &fs = source.fingerprint, &ft = target.fingerprint;
+  if (!fs.is_object() || !ft.is_object()) {
+    notes->push_back("a record embeds no fingerprint: host differences are unknown");
+    return;
+  }
+  // A scalar at `ptr` as text, "" when absent or not a scalar.
+  auto text = [](const nlohmann::json& fp, const std::string& ptr) -> std::string {
+    const nlohmann::json* v = FindJson(fp, ptr);
+    if (v == nullptr) return "";
+    if (v->is_string()) return v->get<std::string>();
+    if (v->is_number() || v->is_boolean()) return v->dump();
+    return "";
+  };
+  // The values at `field` of every element of the array at `ptr`, joined with ", ".
+  auto each = [](const nlohmann::json& fp, const std::string& ptr, const std::string& field) {
+    std::string out;
+    const nlohmann::json* a = FindJson(fp, ptr);
+    if (a == nullptr || !a->is_array()) return out;
+    for (const nlohmann::json& e : *a) {
+      if (!e.is_object() || !e.contains(field)) continue;
+      const nlohmann::json& v = e[field];
+      out += (out.empty() ? "" : ", ") + (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    return out;
+  };
+  // The versions of the libraries named `name` (exactly), joined.
+  auto library = [](const nlohmann::json& fp, const std::string& name) {
+    std::string out;
+    const nlohmann::json* a = FindJson(fp, "/libraries");
+    if (a == nullptr || !a->is_array()) return out;
+    std::set<std::string> versions;
+    for (const nlohmann::json& e : *a) {
+      if (!e.is_object() || e.value("name", nlohmann::json()) != name) continue;
+      const nlohmann::json v = e.value("version", nlohmann::json());
+      versions.insert(v.is_string() ? v.get<std::string>() : "unknown");
+    }
+    for (const std::string& v : versions) out += (out.empty() ? "" : ", ") + v;
+    return out;
+  };
+  differ("CPU", text(fs, "/cpu/model"), text(ft, "/cpu/model"));
+  differ("glibc", text(fs, "/os/glibc"), text(ft, "/os/glibc"));
+  differ("GPU", each(fs, "/gpus", "name"), each(ft, "/gpus", "name"));
+  differ("compute capability", each(fs, "/gpus", "compute_capability"),
+         each(ft, "/gpus", "compute_capability"));
+  differ("driver", text(fs, "/driver/version"), text(ft, "/driver/version"));
+  differ("driver CUDA", text(fs, "/driver/cuda_version"), text(ft, "/driver/cuda_version"));
+  differ("CUDA toolkit", each(fs, "/cuda/toolkits", "version"),
+         each(ft, "/cuda/toolkits", "version"));
+  for (const char* lib : {"cublas", "cublasLt", "cudnn"}) {
+    differ(lib, library(fs, lib), library(ft, lib));
+  }
+  for (const char* var :
+       {"NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG"}) {
+    differ(var, text(fs, std::string("/env/") + var), text(ft, std::string("/env/") + var));
+  }
+  if (source.backend == "cuda" || target.backend == "cuda") {
+    notes->push_back(
+        "the records do not hold the SM count or whether TF32 was allowed; cuBLAS results are "
+        "bitwise reproducible only on the same architecture and SM count");
+  }
+}
+
 int Comparison::Count(Verdict v) const {
   return static_cast<int>(std::count_if(cases.begin(), cases.end(),
                                         [v](const CaseComparison& c) { return c.verdict == v; }));
@@ -262,6 +378,7 @@ void BootstrapRatio(const std::vector<double>& a, const std::vector<double>& b, 
 
 Comparison CompareRecords(const CompatRecord& source, const CompatRecord& target) {
   Comparison out;
+  DescribeSetupDifferences(source, target, &out.setup_differences, &out.notes);
   std::map<std::string, const CaseResult*> in_target;
   for (const CaseResult& t : target.cases) in_target[t.id] = &t;
   std::map<std::string, bool> seen;
@@ -276,6 +393,13 @@ Comparison CompareRecords(const CompatRecord& source, const CompatRecord& target
       continue;
     }
     out.cases.push_back(CompareCase(s, *it->second));
+    CaseComparison& c = out.cases.back();
+    if (c.verdict == Verdict::kDrift || c.verdict == Verdict::kRegression) {
+      std::string why;
+      for (const std::string& d : out.setup_differences) why += (why.empty() ? "" : ", ") + d;
+      c.reason +=
+          why.empty() ? "; the records show no setup difference" : "; setups differ: " + why;
+    }
   }
   for (const CaseResult& t : target.cases) {
     if (!seen.count(t.id)) {
@@ -338,6 +462,8 @@ nlohmann::json ComparisonToJson(const Comparison& c) {
           {"fail_on_slower", c.fail_on_slower},
           {"speed_min_effect", kSpeedMinEffect},
           {"summary", summary},
+          {"setup_differences", c.setup_differences},
+          {"notes", c.notes},
           {"cases", cases}};
 }
 
@@ -375,6 +501,8 @@ std::string ComparisonTable(const Comparison& c) {
     out += "; " + std::to_string(n) + " slower" + (c.fail_on_slower ? " (failing)" : "");
   }
   out += "\n";
+  for (const std::string& d : c.setup_differences) out += "setups differ: " + d + "\n";
+  for (const std::string& n : c.notes) out += "note: " + n + "\n";
   out += "errors: max relative error/max ULP distance of the target at the sampled positions\n";
   return out;
 }

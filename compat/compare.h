@@ -2,7 +2,10 @@
 // regression, broken, missing, n/a) judged from the sampled outputs and their float64 truth with
 // assert_close-style tolerances (compat/op.h ToleranceFor), error figures (relative error, ULP
 // distance, normwise error) of the target against the source and against the truth, and a speed
-// verdict from a bootstrap interval on the ratio of median times.
+// verdict from a bootstrap interval on the ratio of median times. A drift or regression names
+// what the two records say differs in their setup (accumulate mode, backend, and from the
+// embedded fingerprints CPU, glibc, GPU, compute capability, driver, CUDA, cuBLAS, cuDNN, TF32
+// and cuBLAS environment variables).
 //
 // Error measure: for outputs x and reference r at the sampled positions,
 //   q = max_i |x_i - r_i| / (atol + rtol * max(|r_i|, rms(truth)))
@@ -92,6 +95,10 @@ inline constexpr double kUnstableSpread = 0.25;
 
 struct Comparison {
   std::vector<CaseComparison> cases;
+  // What the records say differs between the two setups ("accumulate fp32 vs fp64", "GPU
+  // NVIDIA A100 vs NVIDIA H100", ...), and what they cannot say (notes).
+  std::vector<std::string> setup_differences;
+  std::vector<std::string> notes;
   // Set by the caller (compare --fail-on-slower): a case judged slower then fails too.
   bool fail_on_slower = false;
   // True when any case is a regression or broken, or slower with fail_on_slower (the command
@@ -102,8 +109,20 @@ struct Comparison {
   int CountSpeed(SpeedVerdict v) const;
 };
 
+// FailedPrecondition when the two records cannot be compared case by case: another op table
+// version ("compat compare: a.rec has op table version 1, b.rec 2: cases of different op tables
+// are not comparable (record both with the same cutover)"), or a case of the same ID defined
+// differently (output count, reduction length, flops or bytes).
+Status CheckComparable(const CompatRecord& source, const CompatRecord& target,
+                       const std::string& source_name, const std::string& target_name);
+
+// The setup differences and notes of Comparison, from the records' headers and fingerprints.
+void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& target,
+                              std::vector<std::string>* differences,
+                              std::vector<std::string>* notes);
+
 // Compares every case of `source` with the case of the same ID in `target` (source order, then
-// the target's extra cases).
+// the target's extra cases). A drift or regression's reason ends with the setup differences.
 Comparison CompareRecords(const CompatRecord& source, const CompatRecord& target);
 
 // The bootstrap 95% interval (2000 resamples, deterministic seed) of median(b) / median(a).
@@ -113,7 +132,7 @@ void BootstrapRatio(const std::vector<double>& a, const std::vector<double>& b, 
 
 nlohmann::json ComparisonToJson(const Comparison& c);
 // One line per case: verdict, ID, speed, "max rel / max ULP" against the source and against
-// float64 truth, reason; then a summary.
+// float64 truth, reason; then the setup differences, notes and a summary.
 std::string ComparisonTable(const Comparison& c);
 // One suite per op; regression/broken (and slower with fail_on_slower) are failures, missing and
 // n/a skipped.

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "compat/runner.h"
+#include "tests/harness/schema_check.h"
 
 namespace cutover {
 namespace {
@@ -25,6 +26,15 @@ std::vector<CaseSpec> Cases() {
           {"layernorm", "fp32", {32, 2048}, "row-major", 1},
           {"gelu", "fp32", {5000}, "row-major", 1},
           {"h2d_copy", "u8", {64}, "row-major", 1}};
+}
+
+void ExpectValidRecord(const CompatRecord& rec) {
+  CUTOVER_EXPECT_VALID(RecordToJson(rec), "compat-record-1.json");
+}
+
+TEST(CompareTest, RecordsOfTheseTestsValidateAgainstTheSchema) {
+  ExpectValidRecord(RunRecord(false, Cases()));
+  ExpectValidRecord(RunRecord(true, Cases()));
 }
 
 TEST(CompareTest, TwoRunsAreIdentical) {
@@ -193,6 +203,93 @@ TEST(CompareTest, SlowerFailsOnlyWhenAsked) {
   EXPECT_EQ(ComparisonToJson(c)["failed"], true);
   EXPECT_EQ(ComparisonJunit(c).suites[0].cases[0].outcome, JunitOutcome::kFailed);
   EXPECT_EQ(CompareRecords(b, a).cases[0].speed, SpeedVerdict::kFaster);
+}
+
+TEST(CompareTest, RecordsOfAnotherOpTableAreRefused) {
+  CompatRecord a = RunRecord(false, Cases()), b = a;
+  EXPECT_TRUE(CheckComparable(a, b, "a.rec", "b.rec").ok());
+  b.op_table_version = 2;
+  Status s = CheckComparable(a, b, "a.rec", "b.rec");
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition);
+  EXPECT_EQ(s.message(),
+            "compat compare: a.rec has op table version 1, b.rec 2: cases of different op "
+            "tables are not comparable (record both with the same cutover)");
+}
+
+TEST(CompareTest, ACaseDefinedDifferentlyIsRefused) {
+  CompatRecord a = RunRecord(false, Cases()), b = a;
+  b.cases[1].reduction_length = 4096;
+  EXPECT_EQ(CheckComparable(a, b, "a.rec", "b.rec").message(),
+            "compat compare: case reduce_sum/fp32/64x8192/row-major/seed=1 is defined "
+            "differently in a.rec and b.rec (reduction length 8192 vs 4096)");
+  b = a;
+  b.cases[0].output_count = 1;
+  EXPECT_EQ(CheckComparable(a, b, "a.rec", "b.rec").message(),
+            "compat compare: case gemm/fp32/64x64x2048/row-major/seed=1 is defined "
+            "differently in a.rec and b.rec (output count 4096 vs 1)");
+}
+
+TEST(CompareTest, DriftNamesTheAccumulateMode) {
+  // fp32 and fp64 accumulation on these cases stay within tolerance of each other; make a drift
+  // by hand: source 0.9 x tolerance above the truth, target 0.9 x tolerance below it.
+  CompatRecord a = RunRecord(false, Cases()), b = a;
+  b.accumulate = "fp64";
+  const double rtol = ToleranceFor("fp32", a.cases[0].reduction_length).rtol;
+  for (size_t i = 0; i < a.cases[0].sample_truth.size(); ++i) {
+    a.cases[0].sample_value[i] = a.cases[0].sample_truth[i] * (1 + 0.9 * rtol);
+    b.cases[0].sample_value[i] = a.cases[0].sample_truth[i] * (1 - 0.9 * rtol);
+  }
+  b.cases[0].digest = std::string(64, '0');
+  Comparison c = CompareRecords(a, b);
+  EXPECT_EQ(c.setup_differences, std::vector<std::string>{"accumulate fp32 vs fp64"});
+  EXPECT_EQ(c.notes,
+            std::vector<std::string>{"a record embeds no fingerprint: host differences are "
+                                     "unknown"});
+  ASSERT_EQ(c.cases[0].verdict, Verdict::kDrift) << c.cases[0].reason;
+  const std::string tail = "; setups differ: accumulate fp32 vs fp64";
+  EXPECT_EQ(c.cases[0].reason.substr(c.cases[0].reason.size() - tail.size()), tail);
+  EXPECT_EQ(c.cases[1].reason.find("setups differ"), std::string::npos);  // identical
+}
+
+nlohmann::json GpuFingerprint(const std::string& gpu, const std::string& cc,
+                              const std::string& cublas, const std::string& tf32) {
+  return {{"schema", "cutover.fingerprint/1"},
+          {"cpu", {{"model", "Xeon"}}},
+          {"os", {{"glibc", "2.36"}}},
+          {"driver", {{"version", "550.54.14"}, {"cuda_version", "12.4"}}},
+          {"gpus", {{{"index", 0}, {"name", gpu}, {"compute_capability", cc}}}},
+          {"cuda", {{"toolkits", {{{"version", "12.4.1"}}}}}},
+          {"libraries",
+           {{{"name", "cublas"}, {"version", cublas}}, {{"name", "cudnn"}, {"version", "9.1.0"}}}},
+          {"env", {{"NVIDIA_TF32_OVERRIDE", tf32}}}};
+}
+
+TEST(CompareTest, SetupDifferencesFromTheFingerprints) {
+  CompatRecord a{.backend = "cuda", .accumulate = "fp32"}, b = a;
+  a.fingerprint = GpuFingerprint("NVIDIA A100-SXM4-80GB", "8.0", "12.4.5.8", "0");
+  b.fingerprint = GpuFingerprint("NVIDIA H100 80GB HBM3", "9.0", "12.6.3.3", "1");
+  std::vector<std::string> differences, notes;
+  DescribeSetupDifferences(a, b, &differences, &notes);
+  EXPECT_EQ(differences, (std::vector<std::string>{
+                             "GPU NVIDIA A100-SXM4-80GB vs NVIDIA H100 80GB HBM3",
+                             "compute capability 8.0 vs 9.0", "cublas 12.4.5.8 vs 12.6.3.3",
+                             "NVIDIA_TF32_OVERRIDE 0 vs 1"}));
+  EXPECT_EQ(notes, std::vector<std::string>{
+                       "the records do not hold the SM count or whether TF32 was allowed; "
+                       "cuBLAS results are bitwise reproducible only on the same architecture "
+                       "and SM count"});
+  DescribeSetupDifferences(a, a, &(differences = {}), &(notes = {}));
+  EXPECT_TRUE(differences.empty());
+}
+
+TEST(CompareTest, ARegressionWithTheSameSetupSaysSo) {
+  CompatRecord a = RunRecord(false, Cases()), b = a;
+  for (double& v : b.cases[0].sample_value) v *= 1.001;
+  b.cases[0].digest = std::string(64, '0');
+  Comparison c = CompareRecords(a, b);
+  ASSERT_EQ(c.cases[0].verdict, Verdict::kRegression);
+  const std::string tail = "; the records show no setup difference";
+  EXPECT_EQ(c.cases[0].reason.substr(c.cases[0].reason.size() - tail.size()), tail);
 }
 
 TEST(CompareTest, OneUlpOffEverywhereIsOneUlp) {

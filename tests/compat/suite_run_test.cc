@@ -8,6 +8,7 @@
 
 #include "core/failpoint.h"
 #include "core/file_util.h"
+#include "tests/harness/schema_check.h"
 #include "tests/harness/test_env.h"
 
 namespace cutover {
@@ -84,6 +85,8 @@ TEST_F(SuiteRunTest, InterruptedRunResumedGivesTheCasesOfAnUninterruptedRun) {
   auto final_rec = LoadRecord(path);
   ASSERT_TRUE(final_rec.ok()) << final_rec.status().ToString();
   ExpectSameCases(*final_rec, whole->record);
+  CUTOVER_EXPECT_VALID(RecordToJson(*partial), "compat-record-1.json");
+  CUTOVER_EXPECT_VALID(RecordToJson(*final_rec), "compat-record-1.json");
   EXPECT_EQ(RecordToJson(*final_rec), RecordToJson(resumed->record));
 }
 
