@@ -100,9 +100,10 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
   CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
   Progress progress(std::move(popts), "compat run", cases.size(), "cases");
   progress.StartTimer();
-  CUTOVER_ASSIGN_OR_RETURN(SuiteRunResult done,
-                           RunSuiteToRecord(run, [&progress] { progress.Add(1); }));
-  progress.Finish();
+  Result<SuiteRunResult> ran = RunSuiteToRecord(run, [&progress] { progress.Add(1); });
+  progress.Finish(ran.ok() ? Status::Ok() : ran.status());
+  if (!ran.ok()) return ran.status();
+  const SuiteRunResult& done = *ran;
   std::string table;
   for (const CaseResult& r : done.record.cases) {
     char line[256];
