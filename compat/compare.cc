@@ -292,6 +292,11 @@ void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& ta
   };
   differ("backend", source.backend, target.backend);
   differ("accumulate", source.accumulate, target.accumulate);
+  if (source.backend == "cuda" || target.backend == "cuda") {
+    notes->push_back(
+        "the records do not hold the SM count or whether TF32 was allowed; cuBLAS results are "
+        "bitwise reproducible only on the same architecture and SM count");
+  }
   const nlohmann::json &fs = source.fingerprint, &ft = target.fingerprint;
   if (!fs.is_object() || !ft.is_object()) {
     notes->push_back("a record embeds no fingerprint: host differences are unknown");
@@ -346,11 +351,6 @@ void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& ta
   for (const char* var :
        {"NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG"}) {
     differ(var, text(fs, std::string("/env/") + var), text(ft, std::string("/env/") + var));
-  }
-  if (source.backend == "cuda" || target.backend == "cuda") {
-    notes->push_back(
-        "the records do not hold the SM count or whether TF32 was allowed; cuBLAS results are "
-        "bitwise reproducible only on the same architecture and SM count");
   }
 }
 

@@ -280,6 +280,13 @@ TEST(CompareTest, SetupDifferencesFromTheFingerprints) {
                        "and SM count"});
   DescribeSetupDifferences(a, a, &(differences = {}), &(notes = {}));
   EXPECT_TRUE(differences.empty());
+  // Without fingerprints: the backends still, and both notes.
+  CompatRecord cpu{.backend = "cpu", .accumulate = "fp32"};
+  DescribeSetupDifferences(cpu, CompatRecord{.backend = "cuda", .accumulate = "fp32"},
+                           &(differences = {}), &(notes = {}));
+  EXPECT_EQ(differences, std::vector<std::string>{"backend cpu vs cuda"});
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[1], "a record embeds no fingerprint: host differences are unknown");
 }
 
 TEST(CompareTest, ARegressionWithTheSameSetupSaysSo) {
