@@ -13,14 +13,15 @@
 
 #include "compat/backend_loader.h"
 #include "compat/compare.h"
-#include "core/time_util.h"
 #include "compat/op.h"
 #include "compat/record.h"
 #include "compat/runner.h"
+#include "compat/suite_run.h"
 #include "core/file_util.h"
 #include "core/fingerprint.h"
 #include "core/json.h"
 #include "core/progress.h"
+#include "core/time_util.h"
 
 namespace cutover {
 namespace {
@@ -41,10 +42,12 @@ struct RunOptions {
   std::string fingerprint;
   int reps = 5;
   int threads = 2;
+  bool resume = false;
 };
 
 struct CompareOptions {
   std::string source, target, junit;
+  bool fail_on_slower = false;
 };
 
 
@@ -79,7 +82,11 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
   if (o.record.empty()) return Status::InvalidArgument("compat run: --record OUT is required");
   CUTOVER_ASSIGN_OR_RETURN(Suite suite, ParseSuite(o.suite));
   CUTOVER_ASSIGN_OR_RETURN(std::vector<CaseSpec> cases, SuiteCases(suite, o.ops));
-  CompatRecord rec;
+  SuiteRunOptions run;
+  run.record_path = o.record;
+  run.resume = o.resume;
+  run.cases = cases;
+  CompatRecord& rec = run.header;
   rec.backend = "cpu";
   rec.suite = o.suite;
   rec.accumulate = o.accumulate;
@@ -87,21 +94,18 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
   rec.created_at = NowRfc3339Utc();
   rec.cutover_version = std::string(CutoverVersion());
   CUTOVER_ASSIGN_OR_RETURN(rec.fingerprint, RecordFingerprint(o.fingerprint));
-  RunConfig cfg;
-  cfg.cpu.threads = o.threads;
-  cfg.cpu.fp64_accumulate = o.accumulate == "fp64";
-  cfg.reps = o.reps;
+  run.config.cpu.threads = o.threads;
+  run.config.cpu.fp64_accumulate = o.accumulate == "fp64";
+  run.config.reps = o.reps;
   CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
   Progress progress(std::move(popts), "compat run", cases.size(), "cases");
   progress.StartTimer();
-  for (const CaseSpec& c : cases) {
-    rec.cases.push_back(RunCpuCase(*FindOp(c.op), c, cfg));
-    progress.Add(1);
-  }
-  progress.Finish();
-  CUTOVER_RETURN_IF_ERROR(SaveRecord(o.record, rec));
+  Result<SuiteRunResult> ran = RunSuiteToRecord(run, [&progress] { progress.Add(1); });
+  progress.Finish(ran.ok() ? Status::Ok() : ran.status());
+  if (!ran.ok()) return ran.status();
+  const SuiteRunResult& done = *ran;
   std::string table;
-  for (const CaseResult& r : rec.cases) {
+  for (const CaseResult& r : done.record.cases) {
     char line[256];
     if (r.status == "ok") {
       std::snprintf(line, sizeof(line), "%-44s %10.3f ms %10.2f %s%s\n", r.id.c_str(),
@@ -113,8 +117,16 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
     }
     table += line;
   }
-  table += std::to_string(rec.cases.size()) + " cases written to " + o.record + "\n";
-  nlohmann::json summary = {{"record", o.record}, {"cases", rec.cases.size()}};
+  table += std::to_string(done.record.cases.size()) + " cases written to " + o.record;
+  if (o.resume) {
+    table += " (" + std::to_string(done.kept) + " kept from the record, " +
+             std::to_string(done.ran) + " run now)";
+  }
+  table += "\n";
+  nlohmann::json summary = {{"record", o.record},
+                            {"cases", done.record.cases.size()},
+                            {"kept", done.kept},
+                            {"ran", done.ran}};
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, summary, table));
   return 0;
 }
@@ -122,7 +134,9 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
 Result<int> RunCompare(const CompareOptions& o, const GlobalOptions& g) {
   CUTOVER_ASSIGN_OR_RETURN(CompatRecord src, LoadRecord(o.source));
   CUTOVER_ASSIGN_OR_RETURN(CompatRecord tgt, LoadRecord(o.target));
+  CUTOVER_RETURN_IF_ERROR(CheckComparable(src, tgt, o.source, o.target));
   Comparison c = CompareRecords(src, tgt);
+  c.fail_on_slower = o.fail_on_slower;
   if (!o.junit.empty()) CUTOVER_RETURN_IF_ERROR(ComparisonJunit(c).WriteFile(o.junit));
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, ComparisonToJson(c), ComparisonTable(c)));
   return c.failed() ? 1 : 0;
@@ -214,6 +228,10 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
       ->check(CLI::Range(1, 1000));
   run->add_option("--threads", opts->threads, "cpu worker threads (default 2)")
       ->check(CLI::Range(1, 1024));
+  run->add_flag("--resume", opts->resume,
+                "keep the cases an existing --record of the same backend, suite, accumulate, "
+                "threads and op table holds and run only the rest (the record is rewritten "
+                "atomically after every case, so a killed run loses at most the case in flight)");
   SetCommand(run, ctx, [opts, &ctx]() -> Result<int> {
     if (opts->backend == "cpu") return RunCpu(*opts, ctx.global);
     return RunCuda();
@@ -223,10 +241,15 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
   CLI::App* compare = cmd->add_subcommand(
       "compare",
       "Compare two records: a verdict per case and a summary; exit 1 on any regression or "
-      "broken case, 2 on an unreadable, truncated or schema-invalid record");
+      "broken case (and with --fail-on-slower on any slower case), 2 on an unreadable, "
+      "truncated or schema-invalid record or on records of different op tables or case "
+      "definitions");
   compare->add_option("SOURCE", copts->source, "the source host's record")->required();
   compare->add_option("TARGET", copts->target, "the target host's record")->required();
   compare->add_option("--junit", copts->junit, "also write the verdicts as JUnit XML");
+  compare->add_flag("--fail-on-slower", copts->fail_on_slower,
+                    "exit 1 when a case is slower: the 95% interval of the time ratio above 1 "
+                    "and the ratio more than 5% above it (speed never fails without this flag)");
   SetCommand(compare, ctx, [copts, &ctx]() { return RunCompare(*copts, ctx.global); });
 }
 

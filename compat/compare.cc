@@ -3,10 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <limits>
 #include <map>
+#include <set>
 
 #include "compat/philox.h"
 #include "compat/runner.h"
+#include "core/json.h"
 
 namespace cutover {
 namespace {
@@ -42,14 +46,41 @@ double Excess(const std::vector<double>& x, const std::vector<double>& r, const 
   return q;
 }
 
+// Maps a float's bits to integers that order like the values, +0 and -0 both to 0.
+int64_t OrderedFloat(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  const int64_t mag = u & 0x7fffffffu;
+  return (u >> 31) ? -mag : mag;
+}
+
+// The same for doubles, as a long double (the span of two 63-bit magnitudes).
+long double OrderedDouble(double d) {
+  uint64_t u;
+  std::memcpy(&u, &d, sizeof(u));
+  const long double mag = static_cast<long double>(u & 0x7fffffffffffffffull);
+  return (u >> 63) ? -mag : mag;
+}
+
+// ULP distance in `dtype` between x and r rounded to it; NaN for dtypes not measured here.
+double UlpDistance(double x, double r, std::string_view dtype) {
+  if (dtype == "fp32") {
+    const float xf = static_cast<float>(x), rf = static_cast<float>(r);
+    return static_cast<double>(std::llabs(OrderedFloat(xf) - OrderedFloat(rf)));
+  }
+  if (dtype == "fp64") return static_cast<double>(std::fabs(OrderedDouble(x) - OrderedDouble(r)));
+  if (dtype == "u8") return std::fabs(x - std::nearbyint(r));
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
 void CompareSpeed(const CaseResult& s, const CaseResult& t, CaseComparison* c) {
   if (s.timing.reps_s.empty() || t.timing.reps_s.empty() || s.timing.median_s <= 0) return;
   c->time_ratio = t.timing.median_s / s.timing.median_s;
   BootstrapRatio(s.timing.reps_s, t.timing.reps_s, PhiloxKeyForId(c->id), &c->ratio_lo,
                  &c->ratio_hi);
-  c->speed = c->ratio_hi < 1   ? SpeedVerdict::kFaster
-             : c->ratio_lo > 1 ? SpeedVerdict::kSlower
-                               : SpeedVerdict::kSame;
+  c->speed = c->ratio_hi < 1 && c->time_ratio < 1 / (1 + kSpeedMinEffect) ? SpeedVerdict::kFaster
+             : c->ratio_lo > 1 && c->time_ratio > 1 + kSpeedMinEffect     ? SpeedVerdict::kSlower
+                                                                          : SpeedVerdict::kSame;
   auto spread = [](const CaseTiming& x) {
     return x.median_s > 0 ? (x.p90_s - x.p10_s) / x.median_s : 0.0;
   };
@@ -70,6 +101,10 @@ CaseComparison CompareCase(const CaseResult& s, const CaseResult& t) {
     c.reason = s.status != "ok" ? "source failed: " + s.error : "target failed: " + t.error;
     return c;
   }
+  c.source_nan = s.nan_count;
+  c.source_inf = s.inf_count;
+  c.target_nan = t.nan_count;
+  c.target_inf = t.inf_count;
   if (t.nan_count > s.nan_count || t.inf_count > s.inf_count) {
     c.verdict = Verdict::kBroken;
     c.reason = "target has " + std::to_string(t.nan_count) + " NaN and " +
@@ -78,6 +113,15 @@ CaseComparison CompareCase(const CaseResult& s, const CaseResult& t) {
     return c;
   }
   CompareSpeed(s, t, &c);
+  if (s.sample_index == t.sample_index && s.sample_value.size() == s.sample_index.size() &&
+      t.sample_value.size() == t.sample_index.size() &&
+      t.sample_truth.size() == t.sample_index.size() &&
+      s.sample_truth.size() == s.sample_index.size()) {
+    c.has_error_stats = true;
+    c.target_vs_source = MeasureError(t.sample_value, s.sample_value, s.spec.dtype);
+    c.target_vs_truth = MeasureError(t.sample_value, t.sample_truth, s.spec.dtype);
+    c.source_vs_truth = MeasureError(s.sample_value, s.sample_truth, s.spec.dtype);
+  }
   for (size_t i = 0; i < std::min(s.tiles.size(), t.tiles.size()); ++i) {
     if (s.tiles[i] != t.tiles[i]) ++c.differing_tiles;
   }
@@ -163,7 +207,151 @@ std::string_view SpeedVerdictName(SpeedVerdict v) {
 }
 
 bool Comparison::failed() const {
-  return Count(Verdict::kRegression) > 0 || Count(Verdict::kBroken) > 0;
+  return Count(Verdict::kRegression) > 0 || Count(Verdict::kBroken) > 0 ||
+         (fail_on_slower && CountSpeed(SpeedVerdict::kSlower) > 0);
+}
+
+int Comparison::CountSpeed(SpeedVerdict v) const {
+  return static_cast<int>(std::count_if(cases.begin(), cases.end(),
+                                        [v](const CaseComparison& c) { return c.speed == v; }));
+}
+
+ErrorStats MeasureError(const std::vector<double>& x, const std::vector<double>& r,
+                        std::string_view dtype) {
+  ErrorStats e;
+  const bool has_ulp = !std::isnan(UlpDistance(0, 0, dtype));
+  if (!has_ulp) e.max_ulp = std::numeric_limits<double>::quiet_NaN();
+  double sum_rel = 0, diff2 = 0, ref2 = 0;
+  for (size_t i = 0; i < x.size() && i < r.size(); ++i) {
+    if (std::isnan(x[i])) ++e.nan;
+    if (std::isinf(x[i])) ++e.inf;
+    if (!std::isfinite(x[i]) || !std::isfinite(r[i])) continue;
+    ++e.compared;
+    const double d = std::fabs(x[i] - r[i]);
+    const double rel = d == 0 ? 0 : r[i] == 0 ? INFINITY : d / std::fabs(r[i]);
+    e.max_rel = std::max(e.max_rel, rel);
+    sum_rel += rel;
+    if (has_ulp) e.max_ulp = std::max(e.max_ulp, UlpDistance(x[i], r[i], dtype));
+    diff2 += d * d;
+    ref2 += r[i] * r[i];
+  }
+  if (e.compared > 0) e.mean_rel = sum_rel / static_cast<double>(e.compared);
+  e.normwise = diff2 == 0 ? 0 : ref2 == 0 ? INFINITY : std::sqrt(diff2) / std::sqrt(ref2);
+  return e;
+}
+
+Status CheckComparable(const CompatRecord& source, const CompatRecord& target,
+                       const std::string& source_name, const std::string& target_name) {
+  if (source.op_table_version != target.op_table_version) {
+    return Status::FailedPrecondition(
+        "compat compare: " + source_name + " has op table version " +
+        std::to_string(source.op_table_version) + ", " + target_name + " " +
+        std::to_string(target.op_table_version) +
+        ": cases of different op tables are not comparable (record both with the same cutover)");
+  }
+  std::map<std::string, const CaseResult*> in_target;
+  for (const CaseResult& t : target.cases) in_target[t.id] = &t;
+  for (const CaseResult& s : source.cases) {
+    auto it = in_target.find(s.id);
+    if (it == in_target.end() || s.status != "ok" || it->second->status != "ok") continue;
+    const CaseResult& t = *it->second;
+    auto num = [](double v) {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.17g", v);
+      return std::string(buf);
+    };
+    std::string what;
+    if (s.output_count != t.output_count) {
+      what = "output count " + std::to_string(s.output_count) + " vs " +
+             std::to_string(t.output_count);
+    } else if (s.reduction_length != t.reduction_length) {
+      what = "reduction length " + std::to_string(s.reduction_length) + " vs " +
+             std::to_string(t.reduction_length);
+    } else if (s.flops != t.flops) {
+      what = "flops " + num(s.flops) + " vs " + num(t.flops);
+    } else if (s.bytes != t.bytes) {
+      what = "bytes " + num(s.bytes) + " vs " + num(t.bytes);
+    }
+    if (!what.empty()) {
+      return Status::FailedPrecondition("compat compare: case " + s.id +
+                                        " is defined differently in " + source_name + " and " +
+                                        target_name + " (" + what + ")");
+    }
+  }
+  return Status::Ok();
+}
+
+void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& target,
+                              std::vector<std::string>* differences,
+                              std::vector<std::string>* notes) {
+  auto differ = [&](const std::string& what, const std::string& a, const std::string& b) {
+    if (a != b) {
+      differences->push_back(what + " " + (a.empty() ? "unknown" : a) + " vs " +
+                             (b.empty() ? "unknown" : b));
+    }
+  };
+  differ("backend", source.backend, target.backend);
+  differ("accumulate", source.accumulate, target.accumulate);
+  if (source.backend == "cuda" || target.backend == "cuda") {
+    notes->push_back(
+        "the records do not hold the SM count or whether TF32 was allowed; cuBLAS results are "
+        "bitwise reproducible only on the same architecture and SM count");
+  }
+  const nlohmann::json &fs = source.fingerprint, &ft = target.fingerprint;
+  if (!fs.is_object() || !ft.is_object()) {
+    notes->push_back("a record embeds no fingerprint: host differences are unknown");
+    return;
+  }
+  // A scalar at `ptr` as text, "" when absent or not a scalar.
+  auto text = [](const nlohmann::json& fp, const std::string& ptr) -> std::string {
+    const nlohmann::json* v = FindJson(fp, ptr);
+    if (v == nullptr) return "";
+    if (v->is_string()) return v->get<std::string>();
+    if (v->is_number() || v->is_boolean()) return v->dump();
+    return "";
+  };
+  // The values at `field` of every element of the array at `ptr`, joined with ", ".
+  auto each = [](const nlohmann::json& fp, const std::string& ptr, const std::string& field) {
+    std::string out;
+    const nlohmann::json* a = FindJson(fp, ptr);
+    if (a == nullptr || !a->is_array()) return out;
+    for (const nlohmann::json& e : *a) {
+      if (!e.is_object() || !e.contains(field)) continue;
+      const nlohmann::json& v = e[field];
+      out += (out.empty() ? "" : ", ") + (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    return out;
+  };
+  // The versions of the libraries named `name` (exactly), joined.
+  auto library = [](const nlohmann::json& fp, const std::string& name) {
+    std::string out;
+    const nlohmann::json* a = FindJson(fp, "/libraries");
+    if (a == nullptr || !a->is_array()) return out;
+    std::set<std::string> versions;
+    for (const nlohmann::json& e : *a) {
+      if (!e.is_object() || e.value("name", nlohmann::json()) != name) continue;
+      const nlohmann::json v = e.value("version", nlohmann::json());
+      versions.insert(v.is_string() ? v.get<std::string>() : "unknown");
+    }
+    for (const std::string& v : versions) out += (out.empty() ? "" : ", ") + v;
+    return out;
+  };
+  differ("CPU", text(fs, "/cpu/model"), text(ft, "/cpu/model"));
+  differ("glibc", text(fs, "/os/glibc"), text(ft, "/os/glibc"));
+  differ("GPU", each(fs, "/gpus", "name"), each(ft, "/gpus", "name"));
+  differ("compute capability", each(fs, "/gpus", "compute_capability"),
+         each(ft, "/gpus", "compute_capability"));
+  differ("driver", text(fs, "/driver/version"), text(ft, "/driver/version"));
+  differ("driver CUDA", text(fs, "/driver/cuda_version"), text(ft, "/driver/cuda_version"));
+  differ("CUDA toolkit", each(fs, "/cuda/toolkits", "version"),
+         each(ft, "/cuda/toolkits", "version"));
+  for (const char* lib : {"cublas", "cublasLt", "cudnn"}) {
+    differ(lib, library(fs, lib), library(ft, lib));
+  }
+  for (const char* var :
+       {"NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG"}) {
+    differ(var, text(fs, std::string("/env/") + var), text(ft, std::string("/env/") + var));
+  }
 }
 
 int Comparison::Count(Verdict v) const {
@@ -190,6 +378,7 @@ void BootstrapRatio(const std::vector<double>& a, const std::vector<double>& b, 
 
 Comparison CompareRecords(const CompatRecord& source, const CompatRecord& target) {
   Comparison out;
+  DescribeSetupDifferences(source, target, &out.setup_differences, &out.notes);
   std::map<std::string, const CaseResult*> in_target;
   for (const CaseResult& t : target.cases) in_target[t.id] = &t;
   std::map<std::string, bool> seen;
@@ -204,6 +393,13 @@ Comparison CompareRecords(const CompatRecord& source, const CompatRecord& target
       continue;
     }
     out.cases.push_back(CompareCase(s, *it->second));
+    CaseComparison& c = out.cases.back();
+    if (c.verdict == Verdict::kDrift || c.verdict == Verdict::kRegression) {
+      std::string why;
+      for (const std::string& d : out.setup_differences) why += (why.empty() ? "" : ", ") + d;
+      c.reason +=
+          why.empty() ? "; the records show no setup difference" : "; setups differ: " + why;
+    }
   }
   for (const CaseResult& t : target.cases) {
     if (!seen.count(t.id)) {
@@ -225,7 +421,22 @@ nlohmann::json ComparisonToJson(const Comparison& c) {
     summary[std::string(VerdictName(v))] = c.Count(v);
   }
   auto num = [](double v) { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(); };
+  auto stats = [&num](const ErrorStats& e) {
+    return nlohmann::json{{"compared", e.compared},
+                          {"max_rel", num(e.max_rel)},
+                          {"mean_rel", num(e.mean_rel)},
+                          {"max_ulp", num(e.max_ulp)},
+                          {"normwise", num(e.normwise)},
+                          {"nan", e.nan},
+                          {"inf", e.inf}};
+  };
   for (const CaseComparison& k : c.cases) {
+    nlohmann::json errors;
+    if (k.has_error_stats) {
+      errors = {{"target_vs_source", stats(k.target_vs_source)},
+                {"target_vs_truth", stats(k.target_vs_truth)},
+                {"source_vs_truth", stats(k.source_vs_truth)}};
+    }
     cases.push_back({{"id", k.id},
                      {"op", k.op},
                      {"verdict", VerdictName(k.verdict)},
@@ -236,29 +447,48 @@ nlohmann::json ComparisonToJson(const Comparison& c) {
                      {"rtol", k.rtol},
                      {"atol", k.atol},
                      {"differing_tiles", k.differing_tiles},
+                     {"errors", errors},
+                     {"nan_count", {{"source", k.source_nan}, {"target", k.target_nan}}},
+                     {"inf_count", {{"source", k.source_inf}, {"target", k.target_inf}}},
                      {"speed", SpeedVerdictName(k.speed)},
                      {"time_ratio", num(k.time_ratio)},
                      {"time_ratio_ci95", {num(k.ratio_lo), num(k.ratio_hi)}},
                      {"unstable_timing", k.unstable_timing}});
   }
+  summary["slower"] = c.CountSpeed(SpeedVerdict::kSlower);
+  summary["faster"] = c.CountSpeed(SpeedVerdict::kFaster);
   return {{"schema", kCompatCompareSchema},
           {"failed", c.failed()},
+          {"fail_on_slower", c.fail_on_slower},
+          {"speed_min_effect", kSpeedMinEffect},
           {"summary", summary},
+          {"setup_differences", c.setup_differences},
+          {"notes", c.notes},
           {"cases", cases}};
 }
 
 std::string ComparisonTable(const Comparison& c) {
   std::string out;
-  char line[512];
+  char line[1024];
+  // "max rel/max ULP", compact: "1.2e-06/9".
+  auto err = [](const ErrorStats& e) {
+    std::string ulp = std::isnan(e.max_ulp) ? "-" : Fmt("%.0f", e.max_ulp);
+    return Fmt("%.1e", e.max_rel) + "/" + ulp;
+  };
+  std::snprintf(line, sizeof(line), "%-10s %-42s %-34s %-16s %-18s %s\n", "verdict", "case",
+                "speed (time ratio, 95% CI)", "vs source", "vs float64", "reason");
+  out += line;
   for (const CaseComparison& k : c.cases) {
     std::string speed = std::string(SpeedVerdictName(k.speed));
     if (k.speed != SpeedVerdict::kUnknown) {
       speed += Fmt(" x%.2f", k.time_ratio) + Fmt(" [%.2f,", k.ratio_lo) +
                Fmt(" %.2f]", k.ratio_hi) + (k.unstable_timing ? " unstable" : "");
     }
-    std::snprintf(line, sizeof(line), "%-10s %-42s %-28s %s\n",
+    const std::string vs_source = k.has_error_stats ? err(k.target_vs_source) : "-";
+    const std::string vs_truth = k.has_error_stats ? err(k.target_vs_truth) : "-";
+    std::snprintf(line, sizeof(line), "%-10s %-42s %-34s %-16s %-18s %s\n",
                   std::string(VerdictName(k.verdict)).c_str(), k.id.c_str(), speed.c_str(),
-                  k.reason.c_str());
+                  vs_source.c_str(), vs_truth.c_str(), k.reason.c_str());
     out += line;
   }
   out += std::to_string(c.cases.size()) + " cases:";
@@ -267,7 +497,13 @@ std::string ComparisonTable(const Comparison& c) {
         Verdict::kBroken, Verdict::kMissing, Verdict::kNotApplicable}) {
     if (int n = c.Count(v)) out += " " + std::to_string(n) + " " + std::string(VerdictName(v));
   }
+  if (int n = c.CountSpeed(SpeedVerdict::kSlower)) {
+    out += "; " + std::to_string(n) + " slower" + (c.fail_on_slower ? " (failing)" : "");
+  }
   out += "\n";
+  for (const std::string& d : c.setup_differences) out += "setups differ: " + d + "\n";
+  for (const std::string& n : c.notes) out += "note: " + n + "\n";
+  out += "errors: max relative error/max ULP distance of the target at the sampled positions\n";
   return out;
 }
 
@@ -279,7 +515,11 @@ JunitReport ComparisonJunit(const Comparison& c) {
     if (added) r.suites.push_back(JunitSuite{.name = k.op});
     JunitCase jc{.classname = "compat." + k.op, .name = k.id};
     jc.message = std::string(VerdictName(k.verdict)) + ": " + k.reason;
-    if (k.verdict == Verdict::kRegression || k.verdict == Verdict::kBroken) {
+    if (c.fail_on_slower && k.speed == SpeedVerdict::kSlower) {
+      jc.message += Fmt("; slower x%.2f", k.time_ratio);
+    }
+    if (k.verdict == Verdict::kRegression || k.verdict == Verdict::kBroken ||
+        (c.fail_on_slower && k.speed == SpeedVerdict::kSlower)) {
       jc.outcome = JunitOutcome::kFailed;
       jc.text = jc.message;
     } else if (k.verdict == Verdict::kMissing || k.verdict == Verdict::kNotApplicable) {

@@ -1,7 +1,11 @@
 // Comparing two compat records case by case: a numerics verdict (identical, equivalent, drift,
 // regression, broken, missing, n/a) judged from the sampled outputs and their float64 truth with
-// assert_close-style tolerances (compat/op.h ToleranceFor), and a speed verdict from a bootstrap
-// interval on the ratio of median times.
+// assert_close-style tolerances (compat/op.h ToleranceFor), error figures (relative error, ULP
+// distance, normwise error) of the target against the source and against the truth, and a speed
+// verdict from a bootstrap interval on the ratio of median times. A drift or regression names
+// what the two records say differs in their setup (accumulate mode, backend, and from the
+// embedded fingerprints CPU, glibc, GPU, compute capability, driver, CUDA, cuBLAS, cuDNN, TF32
+// and cuBLAS environment variables).
 //
 // Error measure: for outputs x and reference r at the sampled positions,
 //   q = max_i |x_i - r_i| / (atol + rtol * max(|r_i|, rms(truth)))
@@ -19,6 +23,7 @@
 #ifndef CUTOVER_COMPAT_COMPARE_H_
 #define CUTOVER_COMPAT_COMPARE_H_
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -41,10 +46,32 @@ enum class Verdict {
   kMissing,
   kNotApplicable
 };
+// faster / slower need the 95% interval of the time ratio to exclude 1 AND the ratio itself to
+// differ from 1 by more than kSpeedMinEffect (docs/compat.md says why); otherwise same.
 enum class SpeedVerdict { kFaster, kSame, kSlower, kUnknown };
+inline constexpr double kSpeedMinEffect = 0.05;
 
 std::string_view VerdictName(Verdict v);            // "identical", ..., "n/a"
 std::string_view SpeedVerdictName(SpeedVerdict v);  // "faster", "same", "slower", "unknown"
+
+// Error of outputs x against a reference r at the sampled positions, over the pairs where both
+// are finite (`compared` of them):
+//   rel_i      |x_i - r_i| / |r_i|  (0 when both are 0, infinity when only r_i is 0)
+//   ulp_i      the number of representable values of the dtype between x_i and r_i rounded to
+//              the dtype (0: x_i is r_i correctly rounded); fp32, fp64 and u8 only, else NaN
+//   normwise   ||x - r||_2 / ||r||_2 (0 when both norms are 0, infinity when only ||r|| is)
+// nan and inf count x's samples that are NaN and infinite.
+struct ErrorStats {
+  uint64_t compared = 0;
+  double max_rel = 0, mean_rel = 0;
+  double max_ulp = 0;
+  double normwise = 0;
+  uint64_t nan = 0, inf = 0;
+};
+
+// REQUIRES: x.size() == r.size().
+ErrorStats MeasureError(const std::vector<double>& x, const std::vector<double>& r,
+                        std::string_view dtype);
 
 struct CaseComparison {
   std::string id;
@@ -54,6 +81,11 @@ struct CaseComparison {
   double q_target_source = 0, q_source_truth = 0, q_target_truth = 0;
   double rtol = 0, atol = 0;
   int differing_tiles = 0;
+  // Filled when both sides ran and their sampled positions line up.
+  bool has_error_stats = false;
+  ErrorStats target_vs_source, target_vs_truth, source_vs_truth;
+  // NaN and Inf among all outputs, from the records.
+  uint64_t source_nan = 0, source_inf = 0, target_nan = 0, target_inf = 0;
   SpeedVerdict speed = SpeedVerdict::kUnknown;
   double time_ratio = 0, ratio_lo = 0, ratio_hi = 0;  // target / source median time; 95% CI
   bool unstable_timing = false;  // (p90 - p10) / median > kUnstableSpread on either side
@@ -63,14 +95,34 @@ inline constexpr double kUnstableSpread = 0.25;
 
 struct Comparison {
   std::vector<CaseComparison> cases;
-  // True when any case is a regression or broken (the command exits 1).
+  // What the records say differs between the two setups ("accumulate fp32 vs fp64", "GPU
+  // NVIDIA A100 vs NVIDIA H100", ...), and what they cannot say (notes).
+  std::vector<std::string> setup_differences;
+  std::vector<std::string> notes;
+  // Set by the caller (compare --fail-on-slower): a case judged slower then fails too.
+  bool fail_on_slower = false;
+  // True when any case is a regression or broken, or slower with fail_on_slower (the command
+  // exits 1).
   bool failed() const;
-  // Number of cases with verdict `v`.
+  // Number of cases with verdict `v`, and with speed verdict `v`.
   int Count(Verdict v) const;
+  int CountSpeed(SpeedVerdict v) const;
 };
 
+// FailedPrecondition when the two records cannot be compared case by case: another op table
+// version ("compat compare: a.rec has op table version 1, b.rec 2: cases of different op tables
+// are not comparable (record both with the same cutover)"), or a case of the same ID defined
+// differently (output count, reduction length, flops or bytes).
+Status CheckComparable(const CompatRecord& source, const CompatRecord& target,
+                       const std::string& source_name, const std::string& target_name);
+
+// The setup differences and notes of Comparison, from the records' headers and fingerprints.
+void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& target,
+                              std::vector<std::string>* differences,
+                              std::vector<std::string>* notes);
+
 // Compares every case of `source` with the case of the same ID in `target` (source order, then
-// the target's extra cases).
+// the target's extra cases). A drift or regression's reason ends with the setup differences.
 Comparison CompareRecords(const CompatRecord& source, const CompatRecord& target);
 
 // The bootstrap 95% interval (2000 resamples, deterministic seed) of median(b) / median(a).
@@ -79,8 +131,11 @@ void BootstrapRatio(const std::vector<double>& a, const std::vector<double>& b, 
                     double* lo, double* hi);
 
 nlohmann::json ComparisonToJson(const Comparison& c);
+// One line per case: verdict, ID, speed, "max rel / max ULP" against the source and against
+// float64 truth, reason; then the setup differences, notes and a summary.
 std::string ComparisonTable(const Comparison& c);
-// One suite per op; regression/broken are failures, missing and n/a skipped.
+// One suite per op; regression/broken (and slower with fail_on_slower) are failures, missing and
+// n/a skipped.
 JunitReport ComparisonJunit(const Comparison& c);
 
 }  // namespace cutover

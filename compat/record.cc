@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "core/file_util.h"
 #include "core/json.h"
@@ -80,6 +81,16 @@ Result<CaseResult> CaseFromJson(const json& c, const std::string& what) {
   CUTOVER_ASSIGN_OR_RETURN(r.flops, GetDouble(c, "/flops", what));
   CUTOVER_ASSIGN_OR_RETURN(r.bytes, GetDouble(c, "/bytes", what));
   CUTOVER_ASSIGN_OR_RETURN(r.timing.reps_s, Doubles(c, "/timing/reps_s", what));
+  if (r.timing.reps_s.empty()) {
+    return Status::InvalidArgument(what + ": case " + r.id +
+                                   ": /timing/reps_s is empty (an ok case has timed runs)");
+  }
+  for (size_t i = 0; i < r.timing.reps_s.size(); ++i) {
+    if (!std::isfinite(r.timing.reps_s[i]) || r.timing.reps_s[i] < 0) {
+      return Status::InvalidArgument(what + ": /timing/reps_s/" + std::to_string(i) +
+                                     ": expected a time in seconds");
+    }
+  }
   CUTOVER_ASSIGN_OR_RETURN(r.timing.median_s, GetDouble(c, "/timing/median_s", what));
   CUTOVER_ASSIGN_OR_RETURN(r.timing.p10_s, GetDouble(c, "/timing/p10_s", what));
   CUTOVER_ASSIGN_OR_RETURN(r.timing.p90_s, GetDouble(c, "/timing/p90_s", what));
@@ -156,6 +167,7 @@ Result<CompatRecord> RecordFromJson(const json& doc, const std::string& what) {
   }
   if (const json* fp = FindJson(doc, "/fingerprint"); fp != nullptr) rec.fingerprint = *fp;
   CUTOVER_ASSIGN_OR_RETURN(const json* cases, GetArray(doc, "/cases", what));
+  std::set<std::string> ids;
   for (size_t i = 0; i < cases->size(); ++i) {
     const json& c = (*cases)[i];
     if (!c.is_object()) {
@@ -163,6 +175,10 @@ Result<CompatRecord> RecordFromJson(const json& doc, const std::string& what) {
                                      ": expected an object");
     }
     CUTOVER_ASSIGN_OR_RETURN(CaseResult r, CaseFromJson(c, what + ": /cases/" + std::to_string(i)));
+    if (!ids.insert(r.id).second) {
+      return Status::InvalidArgument(what + ": /cases/" + std::to_string(i) + ": case " + r.id +
+                                     " appears twice");
+    }
     rec.cases.push_back(std::move(r));
   }
   return rec;

@@ -61,8 +61,9 @@ struct CompatRecord {
 };
 
 nlohmann::json RecordToJson(const CompatRecord& rec);
-// Reads a record; InvalidArgument naming `what` and the field for a wrong schema or a missing or
-// mistyped field ("a.rec: /cases/3/digest: missing").
+// Reads a record; InvalidArgument naming `what` and the field for a wrong schema, a missing or
+// mistyped field ("a.rec: /cases/3/digest: missing"), an ok case with no timed repetition or a
+// case ID that appears twice.
 Result<CompatRecord> RecordFromJson(const nlohmann::json& doc, const std::string& what);
 // Reads and parses a record file (a truncated file is a positioned syntax error).
 Result<CompatRecord> LoadRecord(const std::string& path);

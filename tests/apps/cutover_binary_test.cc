@@ -2,6 +2,7 @@
 // its tools, and `compat run --backend cuda` loads the plugin only when asked.
 #include <elf.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <spawn.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -288,6 +289,70 @@ TEST(CutoverBinary, CompatRunCpuNeedsARecord) {
   ProcResult r = RunCutover({"compat", "run", "--backend", "cpu"});
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_EQ(r.err, "cutover: compat run: --record OUT is required\n");
+}
+
+TEST(CutoverBinary, CompatRunKilledResumesAndCompareExitCodes) {
+  testing::TempDir dir;
+  const std::vector<std::string> run = {"compat", "run", "--ops",   "softmax,reduce_max,h2d_copy",
+                                        "--reps", "2",   "--record"};
+  auto with_record = [&](const std::string& rec, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = run;
+    args.push_back(dir.Join(rec));
+    args.insert(args.end(), extra.begin(), extra.end());
+    return args;
+  };
+  ProcResult whole = RunCutover(with_record("whole.rec"));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  ProcResult killed = RunCutover(with_record("part.rec"),
+                                 {"CUTOVER_FAILPOINTS=compat.run.case_saved:after=1:kill"});
+  EXPECT_EQ(killed.exit_code, 128 + SIGKILL);
+  ProcResult refused = RunCutover(with_record("part.rec", {"--resume", "--accumulate", "fp64"}));
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err,
+              ::testing::EndsWith("cutover: compat run --resume: " + dir.Join("part.rec") +
+                                  " was made with accumulate fp32, this run uses "
+                                  "fp64 (use the same options or another --record)\n"));
+  ProcResult resumed = RunCutover(with_record("part.rec", {"--resume"}));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_THAT(resumed.out, HasSubstr("3 cases written to " + dir.Join("part.rec") +
+                                     " (1 kept from the record, 2 run now)"));
+  // The same numerics as the uninterrupted run (speed is not judged into the exit code).
+  ProcResult same = RunCutover({"compat", "compare", dir.Join("whole.rec"), dir.Join("part.rec")});
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_THAT(same.out, HasSubstr("3 cases: 2 identical 1 n/a"));
+
+  // Steady timings on the source, twice as long on the target: slower, and failing only with
+  // --fail-on-slower.
+  nlohmann::json doc = nlohmann::json::parse(Slurp(dir.Join("whole.rec")));
+  auto retime = [&doc](double factor) {
+    for (nlohmann::json& c : doc["cases"]) {
+      if (c["status"] != "ok") continue;
+      const double t = c["timing"]["median_s"].get<double>() * factor;
+      c["timing"]["reps_s"] = {t, t, t};
+      for (const char* k : {"median_s", "p10_s", "p90_s"}) c["timing"][k] = t;
+    }
+  };
+  retime(1);
+  std::ofstream(dir.Join("steady.rec")) << doc.dump();
+  retime(2);
+  std::ofstream(dir.Join("slow.rec")) << doc.dump();
+  const std::vector<std::string> compare = {"compat", "compare", dir.Join("steady.rec"),
+                                            dir.Join("slow.rec")};
+  EXPECT_EQ(RunCutover(compare).exit_code, 0);
+  std::vector<std::string> gate = compare;
+  gate.push_back("--fail-on-slower");
+  ProcResult slow = RunCutover(gate);
+  EXPECT_EQ(slow.exit_code, 1) << slow.out;
+  EXPECT_THAT(slow.out, HasSubstr("3 cases: 2 identical 1 n/a; 2 slower (failing)"));
+
+  doc["op_table_version"] = 2;
+  std::ofstream(dir.Join("v2.rec")) << doc.dump();
+  ProcResult other = RunCutover({"compat", "compare", dir.Join("whole.rec"), dir.Join("v2.rec")});
+  EXPECT_EQ(other.exit_code, 2);
+  EXPECT_EQ(other.err, "cutover: compat compare: " + dir.Join("whole.rec") +
+                           " has op table version 1, " + dir.Join("v2.rec") +
+                           " 2: cases of different op tables are not comparable (record both "
+                           "with the same cutover)\n");
 }
 
 TEST(CutoverBinary, ProbeFleetAndHealthExitCodes) {

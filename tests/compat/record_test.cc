@@ -5,6 +5,7 @@
 #include "compat/runner.h"
 #include "core/file_util.h"
 #include "core/json.h"
+#include "tests/harness/schema_check.h"
 #include "tests/harness/test_env.h"
 
 namespace cutover {
@@ -44,6 +45,45 @@ TEST(RecordTest, RoundTripsThroughJson) {
   EXPECT_EQ(back->cases[0].sample_truth, c.sample_truth);
   EXPECT_EQ(back->cases[1].status, "n/a");
   EXPECT_EQ(RecordToJson(*back), doc);
+}
+
+TEST(RecordTest, RecordsValidateAgainstTheSchema) {
+  CompatRecord rec = SmallRecord();
+  CUTOVER_EXPECT_VALID(RecordToJson(rec), "compat-record-1.json");
+  rec.accumulate = "fp64";
+  rec.fingerprint = {{"schema", "cutover.fingerprint/1"}};
+  CUTOVER_EXPECT_VALID(RecordToJson(rec), "compat-record-1.json");
+}
+
+TEST(RecordTest, SchemaRejectsAnOkCaseWithoutTimings) {
+  // The schema check itself, so that the checks above are not vacuous.
+  nlohmann::json doc = RecordToJson(SmallRecord());
+  doc["cases"][0]["timing"]["reps_s"] = nlohmann::json::array();
+  bool skipped = false;
+  ::testing::AssertionResult valid =
+      testing::ValidatesAgainstSchema(doc, "compat-record-1.json", &skipped);
+  if (skipped) CUTOVER_SKIP_OR_FAIL("python3-jsonschema is not installed");
+  EXPECT_FALSE(valid);
+}
+
+TEST(RecordTest, EmptyOrBadTimingsAreInvalid) {
+  nlohmann::json doc = RecordToJson(SmallRecord());
+  doc["cases"][0]["timing"]["reps_s"] = nlohmann::json::array();
+  EXPECT_EQ(RecordFromJson(doc, "r.rec").status().message(),
+            "r.rec: /cases/0: case softmax/fp32/8x100/row-major/seed=1: /timing/reps_s is empty "
+            "(an ok case has timed runs)");
+  doc["cases"][0]["timing"]["reps_s"] = {0.5, nullptr};
+  EXPECT_EQ(RecordFromJson(doc, "r.rec").status().message(),
+            "r.rec: /cases/0: /timing/reps_s/1: expected a time in seconds");
+  doc["cases"][0]["timing"]["reps_s"] = {-1.0};
+  EXPECT_EQ(RecordFromJson(doc, "r.rec").status().code(), Code::kInvalidArgument);
+}
+
+TEST(RecordTest, ACaseIdTwiceIsInvalid) {
+  nlohmann::json doc = RecordToJson(SmallRecord());
+  doc["cases"].push_back(doc["cases"][0]);
+  EXPECT_EQ(RecordFromJson(doc, "r.rec").status().message(),
+            "r.rec: /cases/2: case softmax/fp32/8x100/row-major/seed=1 appears twice");
 }
 
 TEST(RecordTest, TruncatedFileIsAPositionedError) {
