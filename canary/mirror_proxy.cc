@@ -248,10 +248,18 @@ struct MirrorProxy::Impl {
       parser.body_limit(o.max_body_bytes);
       http::read(socket, buffer, parser, ec);
       if (ec == http::error::body_limit) {
-        http::response<http::string_body> res{http::status::payload_too_large, 11};
-        res.body() = "mirror: request body too large\n";
+        http::response<http::string_body> res =
+            Plain(http::status::payload_too_large, "mirror: request body too large\n");
         res.keep_alive(false);
-        res.prepare_payload();
+        http::write(socket, res, ec);
+        break;
+      }
+      if (ec && ec != http::error::end_of_stream && ec != http::error::partial_message &&
+          ec.category() == http::make_error_code(http::error::bad_target).category()) {
+        // Not HTTP as Beast reads it: say so once, then close.
+        http::response<http::string_body> res =
+            Plain(http::status::bad_request, "mirror: malformed request\n");
+        res.keep_alive(false);
         http::write(socket, res, ec);
         break;
       }

@@ -5,6 +5,9 @@
 // the cutover binary.
 #include "canary/mirror_proxy.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -92,6 +95,25 @@ class Backend {
   std::mutex mu_;
   std::map<int, std::string> sent_;
 };
+
+// Writes `bytes` to 127.0.0.1:`port` on a fresh connection and returns what comes back until the
+// server closes it.
+std::string RawExchange(int port, const std::string& bytes) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      ::send(fd, bytes.data(), bytes.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(bytes.size())) {
+    char buf[4096];
+    ssize_t n;
+    while ((n = ::recv(fd, buf, sizeof buf, 0)) > 0) out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
 
 const MirrorFieldResult* Field(const MirrorSummary& s, const std::string& path) {
   for (const MirrorFieldResult& f : s.fields) {
@@ -285,6 +307,24 @@ TEST_F(MirrorItest, AFullQueueDropsCopiesWithoutHoldingClients) {
   EXPECT_GE(t.dropped, 40);
   EXPECT_EQ(t.compared, t.mirrored);
   EXPECT_EQ(static_cast<int64_t>(slow_.request_count()), t.mirrored);
+}
+
+TEST_F(MirrorItest, MalformedAndOversizedRequestsGetAnErrorAndAClose) {
+  MirrorProxyOptions o = Options(drifting_);
+  o.max_body_bytes = 16;
+  MirrorProxy proxy(o);
+  ASSERT_TRUE(proxy.Start().ok());
+  std::string bad = RawExchange(proxy.port(), "NOT HTTP AT ALL\r\n\r\n");
+  EXPECT_THAT(bad, ::testing::StartsWith("HTTP/1.1 400 Bad Request\r\n"));
+  EXPECT_THAT(bad, ::testing::EndsWith("\r\n\r\nmirror: malformed request\n"));
+  std::string big = RawExchange(
+      proxy.port(),
+      "POST /infer?i=1 HTTP/1.1\r\nHost: x\r\nContent-Length: 32\r\n\r\n" + std::string(32, 'x'));
+  EXPECT_THAT(big, ::testing::StartsWith("HTTP/1.1 413 Payload Too Large\r\n"));
+  EXPECT_THAT(big, ::testing::EndsWith("\r\n\r\nmirror: request body too large\n"));
+  proxy.Stop();
+  EXPECT_EQ(primary_.request_count(), 0u);
+  EXPECT_EQ(proxy.traffic().received, 0);
 }
 
 // The cutover binary: exit codes, and the report it writes.
