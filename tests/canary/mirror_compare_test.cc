@@ -113,6 +113,14 @@ TEST(MirrorCompare, RelativeDifferenceIsReportedForNumbers) {
   EXPECT_DOUBLE_EQ(*c[1].rel_diff, 2.0);
 }
 
+TEST(MirrorCompare, ANumberBeyondTheDoubleRangeMakesTheBodyBytes) {
+  // The JSON parser refuses 1e400, so no infinity reaches the tolerance: the bodies compare as
+  // bytes.
+  EXPECT_FALSE(FlattenResponse(Ok("[1e400]")).is_json);
+  EXPECT_THAT(Diffs("[1e400]", "[1e400]"), ElementsAre());
+  EXPECT_THAT(Diffs("[1e400]", "[2e400]"), ElementsAre("<body>"));
+}
+
 TEST(MirrorCompare, TypeChangesAndMissingFieldsDiffer) {
   EXPECT_THAT(Diffs(R"({"x":1})", R"({"x":"1"})"), ElementsAre("x"));
   EXPECT_THAT(Diffs(R"({"x":null})", R"({"x":false})"), ElementsAre("x"));
