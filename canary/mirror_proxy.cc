@@ -1,7 +1,10 @@
 #include "canary/mirror_proxy.h"
 
 #include <poll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <condition_variable>
@@ -131,6 +134,9 @@ struct CopyJob {
   std::string body;
   MirrorResponse primary;
 };
+
+// The nice value of the threads that send copies and compare answers.
+constexpr int kWorkerNice = 10;
 
 HttpClientOptions UpstreamOptions(std::chrono::milliseconds timeout) {
   HttpClientOptions o;
@@ -382,6 +388,9 @@ struct MirrorProxy::Impl {
   }
 
   void Work() {
+    // Copies yield the CPU to the client path: on Linux a thread has its own nice value. A
+    // worker that falls behind fills the queue, and copies are then dropped and counted.
+    (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), kWorkerNice);
     while (true) {
       CopyJob job;
       {

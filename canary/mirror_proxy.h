@@ -16,9 +16,9 @@
 // Accept-Encoding is not forwarded, so every upstream answers with a body that can be compared. A
 // primary that does not answer gets the client a 502 (counted). Then, for a mirrored method, the
 // request and the primary's answer go on a bounded queue; when it is full the copy is dropped and
-// counted, never waited for. Worker threads send each copy to the secondary and the candidate and
-// add the three answers to the aggregator; a copy that an upstream does not answer is counted and
-// not compared.
+// counted, never waited for. Worker threads, at nice 10 so that the client path wins a contended
+// CPU, send each copy to the secondary and the candidate and add the three answers to the
+// aggregator; a copy that an upstream does not answer is counted and not compared.
 //
 // Connections: one thread each, at most `max_connections` at once (more are closed at accept),
 // closed after `idle_timeout` without a request. Neither request bodies nor header values are
