@@ -152,7 +152,8 @@ class MirrorItest : public ::testing::Test {
         HttpRequest r{
             .method = method,
             .url = "http://127.0.0.1:" + std::to_string(port) + "/infer?i=" + std::to_string(i),
-            .headers = {{"Authorization", "Bearer secret-token"}}};
+            .headers = {{"Authorization", "Bearer secret-token"},
+                        {"Cookie", "session=cookie-secret"}}};
         if (method == "POST") r.body = R"({"prompt":"x"})";
         Result<HttpResponse> resp = client.Send(r);
         ASSERT_TRUE(resp.ok()) << resp.status().ToString();
@@ -367,15 +368,20 @@ class MirrorBinaryItest : public MirrorItest {
 TEST_F(MirrorBinaryItest, ExitsOneOnAWrongCandidateAndWritesTheReport) {
   std::string log;
   std::string out = dir_.Join("report.json");
-  std::string how = RunMirror({"--primary", primary_.Url(), "--secondary", secondary_.Url(),
-                               "--candidate", wrong_.Url(), "--requests", "20", "--out", out},
-                              20, &log);
+  std::string how =
+      RunMirror({"--primary", primary_.Url(), "--secondary", secondary_.Url(), "--candidate",
+                 wrong_.Url(), "--requests", "20", "--out", out, "--log-level", "debug"},
+                20, &log);
   EXPECT_EQ(how, "exit 1") << log;
   EXPECT_THAT(log, HasSubstr("requests 20, mirrored 20, compared 20, dropped 0"));
   EXPECT_THAT(log, HasSubstr("  differs  25.00%   25.00%     0.00%"));
   EXPECT_THAT(log, HasSubstr("verdict: fail\n"));
-  // The client's Authorization header went upstream but never into the output.
+  // The client's Authorization and Cookie went upstream but never into the output, even at the
+  // debug log level, which logs each upstream request's headers.
+  EXPECT_THAT(log, HasSubstr("http: > Authorization: "));
   EXPECT_THAT(log, ::testing::Not(HasSubstr("secret-token")));
+  EXPECT_THAT(log, ::testing::Not(HasSubstr("cookie-secret")));
+  EXPECT_EQ(wrong_.requests().back().Header("Cookie").value_or(""), "session=cookie-secret");
   Result<nlohmann::json> doc = LoadJsonFile(out);
   ASSERT_TRUE(doc.ok()) << doc.status().ToString();
   EXPECT_EQ((*doc)["verdict"], "fail");
