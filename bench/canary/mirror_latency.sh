@@ -70,16 +70,21 @@ http {
 EOF
 nginx -p "$work" -c "$work/nginx.conf" -e "$work/error.log" &
 nginx_pid=$!
+# wait_for URL: until it answers (10 s at most).
+wait_for() {
+  i=0
+  until curl -sf "$1" > /dev/null; do
+    i=$((i + 1))
+    if [ "$i" -gt 100 ]; then cat "$work/error.log" "$work/mirror.err" >&2 2>/dev/null; exit 3; fi
+    sleep 0.1
+  done
+}
+for p in $p1 $p2 $p3; do wait_for "http://127.0.0.1:$p/infer.json"; done
 "$bin" canary mirror --listen "127.0.0.1:$pm" --primary "http://127.0.0.1:$p1" \
   --secondary "http://127.0.0.1:$p2" --candidate "http://127.0.0.1:$p3" ${MIRROR_FLAGS:-} \
   > "$work/mirror.out" 2> "$work/mirror.err" &
 mirror_pid=$!
-i=0
-until curl -sf "http://127.0.0.1:$pm/infer.json" > /dev/null; do
-  i=$((i + 1))
-  if [ "$i" -gt 100 ]; then cat "$work/mirror.err" "$work/error.log" >&2; exit 3; fi
-  sleep 0.1
-done
+wait_for "http://127.0.0.1:$pm/infer.json"
 
 # run URL: one hey run; prints "p50_ms p99_ms".
 run() {
