@@ -222,24 +222,34 @@ struct MirrorProxy::Impl {
       pollfd p{.fd = fd, .events = POLLIN, .revents = 0};
       if (::poll(&p, 1, 100) <= 0) continue;
       boost::system::error_code ec;
-      tcp::socket socket(ioc);
-      acceptor->accept(socket, ec);
+      auto socket = std::make_unique<tcp::socket>(ioc);
+      acceptor->accept(*socket, ec);
       if (ec) continue;
       {
         std::lock_guard<std::mutex> lock(conn_mu);
         if (active >= o.max_connections || stopping.load()) {
-          socket.close(ec);
+          socket->close(ec);
           continue;
         }
         ++active;
-        conn_fds.insert(socket.native_handle());
+        conn_fds.insert(socket->native_handle());
       }
       std::thread([this, s = std::move(socket)]() mutable { Serve(std::move(s)); }).detach();
     }
   }
 
-  // Serves one client connection until it closes, idles out, errs or the proxy stops.
-  void Serve(tcp::socket socket) {
+  // Serves one client connection until it closes, idles out, errs or the proxy stops. The
+  // thread is detached: the socket (which refers to `ioc`) is destroyed before `active` drops,
+  // after which Stop may destroy everything, so nothing of this object is touched after that.
+  void Serve(std::unique_ptr<tcp::socket> owned) {
+    ServeConnection(*owned);
+    owned.reset();
+    std::lock_guard<std::mutex> lock(conn_mu);
+    --active;
+    conn_cv.notify_all();
+  }
+
+  void ServeConnection(tcp::socket& socket) {
     boost::system::error_code ec;
     int fd = socket.native_handle();
     socket.set_option(tcp::no_delay(true), ec);
@@ -287,9 +297,6 @@ struct MirrorProxy::Impl {
     }
     socket.shutdown(tcp::socket::shutdown_both, ec);
     socket.close(ec);
-    std::lock_guard<std::mutex> lock(conn_mu);
-    --active;
-    conn_cv.notify_all();
   }
 
   static http::response<http::string_body> Plain(http::status status, std::string text) {
