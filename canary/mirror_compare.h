@@ -157,7 +157,7 @@ class MirrorAggregator {
 struct MirrorTraffic {
   int64_t received = 0;        // client requests answered
   int64_t not_mirrored = 0;    // their method is not mirrored: proxied only
-  int64_t mirrored = 0;        // copies queued for the secondary and the candidate
+  int64_t mirrored = 0;        // copies sent on to the secondary and the candidate
   int64_t dropped = 0;         // copies dropped: queue full, or still queued at the end
   int64_t primary_errors = 0;  // the primary did not answer: the client got a 502
   int64_t copy_errors = 0;     // the secondary or the candidate did not answer a copy
