@@ -36,8 +36,9 @@ std::string KeySegment(const std::string& prefix, const std::string& key) {
 
 void Flatten(const json& v, const std::string& path, FlatResponse* out) {
   if (v.is_object() && !v.empty()) {
-    for (auto it = v.begin(); it != v.end(); ++it)
+    for (auto it = v.begin(); it != v.end(); ++it) {
       Flatten(it.value(), KeySegment(path, it.key()), out);
+    }
   } else if (v.is_array() && !v.empty()) {
     for (size_t i = 0; i < v.size(); ++i) {
       Flatten(v[i], path + "[" + std::to_string(i) + "]", out);
