@@ -58,6 +58,8 @@ int RequestNumber(const std::string& target) {
 class Backend {
  public:
   Backend(std::string name, Kind kind) : name_(std::move(name)), kind_(kind) {}
+  // The server thread goes first: its handler writes the members below.
+  ~Backend() { server_.Stop(); }
   Status Start() {
     server_.SetHandler([this](const RecordedRequest& r) { return Handle(r); });
     return server_.Start();
