@@ -1,5 +1,7 @@
 #include "canary/command.h"
 
+#include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <memory>
@@ -8,12 +10,15 @@
 #include "canary/controller.h"
 #include "canary/haproxy_traffic.h"
 #include "canary/measure.h"
+#include "canary/mirror_proxy.h"
 #include "canary/nginx_traffic.h"
 #include "canary/prometheus_client.h"
 #include "canary/spec.h"
 #include "canary/state.h"
 #include "core/file_util.h"
+#include "core/http_client.h"
 #include "core/time_util.h"
+#include "core/units.h"
 
 namespace cutover {
 namespace {
@@ -188,6 +193,111 @@ Result<int> RunCommand(const GlobalOptions& g, const std::string& name, const st
   return 0;
 }
 
+// What `canary mirror` reads from its flags beyond the proxy's own options.
+struct MirrorFlags {
+  canary::MirrorProxyOptions proxy;
+  std::string duration;
+};
+
+// `canary mirror`: proxies clients to the primary, mirrors copies to the secondary and the
+// candidate, and when stopped reports per field how the candidate differs beyond the noise of two
+// primaries. Exit 0 when no field fails, 1 when one does or nothing was compared.
+Result<int> RunMirror(const GlobalOptions& g, MirrorFlags flags) {
+  canary::MirrorProxyOptions& o = flags.proxy;
+  for (std::string& m : o.methods) {
+    std::transform(m.begin(), m.end(), m.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  }
+  CUTOVER_RETURN_IF_ERROR(canary::ValidateMirrorProxyOptions(o));
+  std::optional<std::chrono::milliseconds> duration;
+  if (!flags.duration.empty()) {
+    Result<std::chrono::milliseconds> d = ParseDuration(flags.duration);
+    if (!d.ok()) return Status::InvalidArgument("mirror: --duration: " + d.status().message());
+    if (d->count() <= 0) return Status::InvalidArgument("mirror: --duration must be > 0");
+    duration = *d;
+  }
+  if (o.max_requests < 0) return Status::InvalidArgument("mirror: --requests must be >= 0");
+  canary::MirrorProxy proxy(o);
+  CUTOVER_RETURN_IF_ERROR(proxy.CheckUpstreams());
+  g_stop.store(false);
+  std::signal(SIGTERM, OnStopSignal);
+  std::signal(SIGINT, OnStopSignal);
+  std::string started_at = NowRfc3339Utc();
+  CUTOVER_RETURN_IF_ERROR(proxy.Start());
+  std::string host = o.listen.substr(0, o.listen.rfind(':'));
+  std::string methods;
+  for (const std::string& m : o.methods) methods += (methods.empty() ? "" : ",") + m;
+  if (!g.quiet) {
+    std::fprintf(stderr, "mirror: listening on http://%s:%d, mirroring %s\n", host.c_str(),
+                 proxy.port(), methods.empty() ? "nothing" : methods.c_str());
+  }
+  std::optional<std::chrono::steady_clock::time_point> deadline;
+  if (duration) deadline = std::chrono::steady_clock::now() + *duration;
+  proxy.WaitUntilDone(&g_stop, deadline);
+  proxy.Stop();
+  canary::MirrorSummary summary = proxy.Summarize();
+  canary::MirrorRunInfo run{.primary = RedactUrl(o.primary),
+                            .secondary = RedactUrl(o.secondary),
+                            .candidate = RedactUrl(o.candidate),
+                            .methods = o.methods,
+                            .started_at = started_at,
+                            .finished_at = NowRfc3339Utc(),
+                            .traffic = proxy.traffic()};
+  json doc = canary::MirrorReportJson(run, o.compare, summary);
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, canary::MirrorReportTable(run, summary)));
+  return summary.verdict == canary::MirrorVerdict::kPass ? 0 : 1;
+}
+
+void AddMirrorCommand(CLI::App& cmd, CommandContext& ctx) {
+  auto flags = std::make_shared<MirrorFlags>();
+  canary::MirrorProxyOptions& o = flags->proxy;
+  CLI::App* mirror = cmd.add_subcommand(
+      "mirror",
+      "Proxy clients to the primary and mirror each idempotent request to a second primary and "
+      "the candidate; report per response field how often the candidate differs beyond the "
+      "noise between the two primaries (exit 1 when a field differs more than --max-diff-rate, "
+      "or when nothing was compared)");
+  mirror->add_option("--listen", o.listen, "Address clients connect to, HOST:PORT")
+      ->capture_default_str();
+  mirror->add_option("--primary", o.primary, "Base URL of the primary (clients get its answers)")
+      ->required();
+  mirror->add_option("--secondary", o.secondary, "Base URL of a second primary (the noise)")
+      ->required();
+  mirror->add_option("--candidate", o.candidate, "Base URL of the candidate")->required();
+  mirror
+      ->add_option("--methods", o.methods,
+                   "Methods mirrored, comma-separated; others are only "
+                   "proxied (POST is opt-in)")
+      ->delimiter(',')
+      ->capture_default_str();
+  mirror->add_option("--rel-tol", o.compare.rel_tol, "Relative tolerance of numbers")
+      ->capture_default_str();
+  mirror->add_option("--abs-tol", o.compare.abs_tol, "Absolute tolerance of numbers")
+      ->capture_default_str();
+  mirror->add_option("--ignore", o.compare.ignore,
+                     "A field not compared, with what is under it (choices[*].id); repeatable");
+  mirror
+      ->add_option("--max-diff-rate", o.compare.max_diff_rate,
+                   "A field fails when the candidate differs this much more often than the "
+                   "two primaries do")
+      ->capture_default_str();
+  mirror
+      ->add_option("--noisy-rate", o.compare.noisy_rate,
+                   "A field the two primaries differ on more often than this is noisy and "
+                   "never fails")
+      ->capture_default_str();
+  mirror->add_option("--max-fields", o.compare.max_fields, "Distinct fields tracked")
+      ->capture_default_str();
+  mirror->add_option("--duration", flags->duration, "Stop after this long (30s, 10m)");
+  mirror->add_option("--requests", o.max_requests, "Stop after answering this many requests");
+  mirror
+      ->add_option("--queue", o.queue_capacity,
+                   "Copies waiting to be sent; when full a copy is dropped and counted")
+      ->capture_default_str();
+  mirror->add_option("--workers", o.workers, "Threads sending copies")->capture_default_str();
+  SetCommand(mirror, ctx, [&ctx, flags]() { return RunMirror(ctx.global, *flags); });
+}
+
 }  // namespace
 
 Result<nlohmann::json> RolloutHistory(const std::string& db_path, const std::string& name,
@@ -308,7 +418,7 @@ void AddCanaryCommand(CLI::App& root, CommandContext& ctx) {
              [&ctx, analyze_spec, from, to]() {
                return RunAnalyze(ctx.global, *analyze_spec, *from, *to);
              });
-  AddNotBuilt(*cmd, ctx, "mirror", "Mirror requests and compare responses");
+  AddMirrorCommand(*cmd, ctx);
 }
 
 }  // namespace cutover
