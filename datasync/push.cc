@@ -58,8 +58,7 @@ Status ReadAt(int fd, std::string* out, uint64_t offset, uint64_t length, const 
 
 // One regular file of the tree, as found by the walk.
 struct FileWork {
-  size_t entry = 0;  // index into the manifest's entries
-  std::string full;  // its path on disk
+  size_t entry = 0;  // index into the manifest's entries (its path on disk: FullPath)
   FileStatKey key;
   bool small = false;   // one chunk below min size: goes into a pack
   bool cached = false;  // chunk list taken from the files cache
@@ -69,6 +68,12 @@ class Pusher {
  public:
   Pusher(const std::string& src, Store& store, const ChunkerParams& params, const PushOptions& opts)
       : src_(src), store_(store), url_(store.Url()), params_(params), opts_(opts) {}
+
+  // A file's path on disk, made when needed: a million-file push keeps no second copy of
+  // every path.
+  std::string FullPath(const FileWork& w) const {
+    return src_ + "/" + manifest_.entries[w.entry].path;
+  }
 
   Status Walk(const std::string& rel) {
     std::string dir = rel.empty() ? src_ : src_ + "/" + rel;
@@ -122,7 +127,6 @@ class Pusher {
         manifest_.entries.push_back(std::move(e));
         FileWork w;
         w.entry = manifest_.entries.size() - 1;
-        w.full = full;
         w.key =
             FileStatKey{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
                         static_cast<uint64_t>(st.st_size), MtimeNs(st),
@@ -191,8 +195,8 @@ class Pusher {
       }
     }
     ++files_read_;
-    int fd = ::open(w.full.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::IoError(Errno("cannot open", w.full));
+    int fd = ::open(FullPath(w).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::IoError(Errno("cannot open", FullPath(w)));
     Status s = ChunkAndUpload(fd, w, e);
     ::close(fd);
     return s;
@@ -232,7 +236,7 @@ class Pusher {
         pending.resize(old);
         continue;
       }
-      if (got < 0) return Status::IoError(Errno("cannot read", w.full));
+      if (got < 0) return Status::IoError(Errno("cannot read", FullPath(w)));
       pending.resize(old + static_cast<size_t>(got));
       if (got == 0) break;
       read_total += static_cast<uint64_t>(got);
@@ -242,12 +246,12 @@ class Pusher {
     }
     hasher.Finish(&chunks);
     struct stat st;
-    if (::fstat(fd, &st) != 0) return Status::IoError(Errno("cannot stat", w.full));
+    if (::fstat(fd, &st) != 0) return Status::IoError(Errno("cannot stat", FullPath(w)));
     if (read_total != w.key.size || static_cast<uint64_t>(st.st_size) != w.key.size ||
         MtimeNs(st) != w.key.mtime_ns ||
         static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec !=
             w.key.ctime_ns) {
-      return Status::IoError("file changed while being read: " + w.full);
+      return Status::IoError("file changed while being read: " + FullPath(w));
     }
     if (e->chunks.empty() && chunks.size() == 1 && chunks[0].length < params_.min_size) {
       e->chunks.push_back(ChunkRef{chunks[0].id, chunks[0].length, false, {}, 0});
@@ -330,13 +334,13 @@ class Pusher {
       return Status::Ok();
     }
     std::string bytes;
-    int fd = ::open(w.full.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::IoError(Errno("cannot open", w.full));
-    Status s = ReadAt(fd, &bytes, 0, ref->length, w.full);
+    int fd = ::open(FullPath(w).c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return Status::IoError(Errno("cannot open", FullPath(w)));
+    Status s = ReadAt(fd, &bytes, 0, ref->length, FullPath(w));
     ::close(fd);
     CUTOVER_RETURN_IF_ERROR(s);
     if (Sha256Of(bytes) != ref->id)
-      return Status::IoError("file changed while being read: " + w.full);
+      return Status::IoError("file changed while being read: " + FullPath(w));
     if (pack_.size() + bytes.size() > params_.max_size) CUTOVER_RETURN_IF_ERROR(FlushPack(pool));
     in_pack_[hex] = pack_.size();
     pending_refs_.push_back({w.entry, pack_.size()});
