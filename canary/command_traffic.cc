@@ -99,8 +99,9 @@ Result<std::string> CommandTraffic::Run(const std::string& what, const std::stri
   Result<std::string> out =
       RunProgram({"sh", "-c", *command}, static_cast<int>(options_.timeout.count()));
   if (!out.ok()) {
-    return Status::FailedPrecondition("command traffic: " + what + " '" + *command +
-                                      "' failed: " + out.status().message());
+    // The command itself is not quoted: it may carry a token for the load balancer's API.
+    return Status::FailedPrecondition("command traffic: " + what +
+                                      " failed: " + out.status().message());
   }
   return *out;
 }
