@@ -14,6 +14,7 @@
 
 #include "canary/command_traffic.h"
 #include "canary/haproxy_traffic.h"
+#include "canary/measure.h"
 #include "canary/prometheus_client.h"
 #include "canary/state.h"
 #include "core/file_util.h"
@@ -115,6 +116,16 @@ class CanaryItest : public ::testing::Test {
                      "  baseline: [s1]\n"
                      "  canary: [d1]\n");
     return text + extra;
+  }
+
+  // A spec judged by one latency check with a Mann-Whitney test: a 21 s interval holds the 20
+  // scrapes per side the test needs at the 1 s scrape step.
+  std::string LatencySpecText(const std::string& query, const std::string& vs_baseline) {
+    std::string text = SpecText("[{weight: 50}, {weight: 100}]");
+    text.replace(text.find("  interval: 3s"), 14, "  interval: 21s");
+    text.erase(text.find("  checks:\n"));
+    return text + "  checks:\n    - name: latency\n      query: '" + query +
+           "'\n      vs_baseline: {" + vs_baseline + ", test: mann-whitney, confidence: 0.98}\n";
   }
 
   // Runs the controller on its own thread; `during` runs on this one until it returns.
@@ -365,6 +376,58 @@ TEST_F(CanaryItest, CommandProviderRollsBackConfirmedFromPrometheusAndTellsOnRol
   EXPECT_EQ(event.at("hook"), "on_rollback");
   EXPECT_EQ(event.at("from_weight"), 25);
   EXPECT_EQ(event.at("reason").get<std::string>().rfind("rolled-back: ", 0), 0u);
+}
+
+// p99 from the services' own histograms (HAProxy has no latency histograms). The histogram's
+// buckets resolve 20 ms (in 0.01..0.025 s) from 30 ms (in 0.025..0.05 s): +50% is a bucket up.
+TEST_F(CanaryItest, P99LatencyUpFiftyPercentRollsBack) {
+  s1_.SetLatency(20ms);
+  d1_.SetLatency(30ms);
+  LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy_->port()) + "/", 4, 25);
+  load.Start();
+  auto out = RunController(LatencySpecText(
+      "histogram_quantile(0.99, sum by (le) (rate(test_request_duration_seconds_bucket{"
+      "server=~\"{{servers}}\"}[5s])))",
+      "max_ratio: 1.2"));
+  load.Stop();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back") << out->reason << Trace(out->rollout_id);
+  int latency_failed = 0;
+  for (const auto& m : watcher_->Measurements(out->rollout_id).value_or({})) {
+    if (m.check == "latency" && m.verdict == "fail") ++latency_failed;
+  }
+  EXPECT_EQ(latency_failed, 1) << Trace(out->rollout_id);
+  EXPECT_EQ(Intervals(out->rollout_id).size(), 1u) << Trace(out->rollout_id);
+  EXPECT_EQ(Weight("d1"), 0);
+}
+
+// The canary runs on other hardware, 30% slower by design, and the spec's band says so
+// (max_ratio 1.5 on mean latency): promoted. The same stretch judged against a 1.1 band by
+// `analyze` rolls back, so the band, not luck, decided.
+TEST_F(CanaryItest, SlowerByDesignWithinItsHardwareBandIsPromoted) {
+  s1_.SetLatency(20ms);
+  d1_.SetLatency(26ms);
+  const std::string mean =
+      "sum(rate(test_request_duration_seconds_sum{server=~\"{{servers}}\"}[5s])) / "
+      "sum(rate(test_request_duration_seconds_count{server=~\"{{servers}}\"}[5s]))";
+  LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy_->port()) + "/", 4, 25);
+  load.Start();
+  const double t0 = RealClock().Now();
+  auto out = RunController(LatencySpecText(mean, "max_ratio: 1.5"));
+  load.Stop();
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  ASSERT_EQ(out->status, "promoted") << out->reason << Trace(out->rollout_id);
+  EXPECT_EQ(Weight("d1"), 100);
+  auto iv = Intervals(out->rollout_id);
+  ASSERT_EQ(iv.size(), 1u) << Trace(out->rollout_id);
+  const double from = iv[0].window_start, to = iv[0].window_end;
+  EXPECT_GE(from, t0);
+  auto tight = ParseSpec(LatencySpecText(mean, "max_ratio: 1.1"), "tight.yaml");
+  ASSERT_TRUE(tight.ok()) << tight.status().ToString();
+  PrometheusClient prom(prometheus_->url(), 2000ms);
+  auto past = AnalyzePast(*tight, prom, from, to);
+  ASSERT_TRUE(past.ok()) << past.status().ToString();
+  EXPECT_EQ(past->outcome, Decision::kRollback) << past->reason;
 }
 
 TEST_F(CanaryItest, NoTrafficIsInconclusiveNeverPromotesAndRollsBack) {
