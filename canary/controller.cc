@@ -173,8 +173,9 @@ Result<std::optional<RolloutOutcome>> Controller::WaitAtGate(int next) {
     CUTOVER_ASSIGN_OR_RETURN(Action a, Tick());
     if (a == Action::kStop) {
       Event("stop", "stopped by signal at the gate of step " + std::to_string(next));
-      return Status::Aborted("stopped; rollout " + std::to_string(id_) + " stays active at step " +
-                             std::to_string(step_));
+      return Status::Aborted(
+          "stopped; rollout " + std::to_string(id_) + " stays active " +
+          (step_ < 0 ? std::string("before its first step") : "at step " + std::to_string(step_)));
     }
     if (a == Action::kAbort) {
       CUTOVER_ASSIGN_OR_RETURN(RolloutOutcome out, Rollback("aborted by command"));

@@ -1,5 +1,6 @@
 #include "canary/controller.h"
 
+#include <atomic>
 #include <map>
 #include <set>
 
@@ -406,6 +407,35 @@ TEST_F(GateTest, CapacityHoldsEveryWeightIncreaseUntilItHolds) {
   EXPECT_EQ(
       GateEvents(out->rollout_id),
       (std::vector<std::string>{"held at the gate: capacity 0 below min 1", "the gate passed"}));
+}
+
+TEST_F(GateTest, StoppedAtTheFirstGateKeepsTheRolloutAndARestartGoesOn) {
+  metrics_.capacity_value.reset();  // no series: held before the first step
+  std::atomic<bool> stop{false};
+  double t0 = clock_.Now();
+  clock_.on_sleep = [&](double now) {
+    if (now > t0 + 10) stop.store(true);
+  };
+  ControllerOptions o;
+  o.hooks = &hooks_;
+  o.stop = &stop;
+  auto stopped = RunSpec(SpecText() + kCapacity, o);
+  ASSERT_FALSE(stopped.ok());
+  EXPECT_EQ(stopped.status().code(), Code::kAborted);
+  EXPECT_EQ(stopped.status().message(), "stopped; rollout 1 stays active before its first step");
+  EXPECT_EQ(traffic_.weights(), (Weights{{"s1", 1}, {"d1", 0}})) << "nothing applied";
+  auto row = store_->LatestRollout("t").value();
+  ASSERT_TRUE(row.has_value());
+  EXPECT_EQ(row->status, "running");
+  EXPECT_EQ(row->reason, "held at the gate: capacity query returned no series");
+  // Restarted with capacity there: the same rollout goes on, every step recorded once.
+  metrics_.capacity_value = 5;
+  clock_.on_sleep = nullptr;
+  auto out = RunGated(kCapacity);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->rollout_id, row->id);
+  EXPECT_EQ(out->status, "promoted");
+  EXPECT_EQ(store_->Steps(out->rollout_id)->size(), 3u);
 }
 
 TEST_F(GateTest, NoCapacitySeriesHoldsAnalysedStepButKeepsMeasuring) {
