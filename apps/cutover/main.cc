@@ -31,7 +31,8 @@ int main(int argc, char** argv) {
                  "plain, json (one event per line), none")
       ->check(CLI::IsMember({"auto", "bar", "plain", "json", "none"}));
   app.add_option("--db", g.db, "SQLite state file (default $CUTOVER_DB or "
-                               "~/.local/share/cutover/cutover.db)")
+                               "~/.local/share/cutover/cutover.db; probe collect stores only "
+                               "with --db or $CUTOVER_DB)")
       ->type_name("FILE");
   app.add_option("--log-level", g.log_level, "error|warn|info|debug")
       ->check(CLI::IsMember({"error", "warn", "info", "debug"}));
