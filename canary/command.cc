@@ -6,12 +6,9 @@
 #include <cstdio>
 #include <memory>
 
-#include "canary/command_traffic.h"
 #include "canary/controller.h"
-#include "canary/haproxy_traffic.h"
 #include "canary/measure.h"
 #include "canary/mirror_proxy.h"
-#include "canary/nginx_traffic.h"
 #include "canary/prometheus_client.h"
 #include "canary/spec.h"
 #include "canary/state.h"
@@ -57,32 +54,7 @@ json RolloutJson(const canary::RolloutRow& r) {
 Result<int> RunStart(const GlobalOptions& g, const std::string& spec_path) {
   CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(spec_path));
   CUTOVER_ASSIGN_OR_RETURN(canary::RolloutSpec spec, canary::ParseSpec(text, spec_path));
-  std::unique_ptr<canary::Traffic> traffic;
-  switch (spec.traffic.provider) {
-    case canary::TrafficProvider::kHaproxy:
-      traffic = std::make_unique<canary::HaproxyTraffic>(
-          canary::HaproxyTrafficOptions{.socket = spec.traffic.socket,
-                                        .address = spec.traffic.address,
-                                        .backend = spec.traffic.backend,
-                                        .timeout = spec.traffic.timeout});
-      break;
-    case canary::TrafficProvider::kNginx:
-      traffic = std::make_unique<canary::NginxTraffic>(
-          canary::NginxTrafficOptions{.upstream_file = spec.traffic.upstream_file,
-                                      .upstream = spec.traffic.upstream,
-                                      .test_command = spec.traffic.test_command,
-                                      .reload_command = spec.traffic.reload_command,
-                                      .timeout = spec.traffic.timeout});
-      break;
-    case canary::TrafficProvider::kCommand:
-      traffic = std::make_unique<canary::CommandTraffic>(
-          canary::CommandTrafficOptions{.set_weight = spec.traffic.set_weight,
-                                        .get_weight = spec.traffic.get_weight,
-                                        .baseline = spec.traffic.baseline,
-                                        .canary = spec.traffic.canary,
-                                        .timeout = spec.traffic.timeout});
-      break;
-  }
+  std::unique_ptr<canary::Traffic> traffic = canary::MakeTraffic(spec.traffic);
   CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g)));
   canary::PrometheusClient metrics(spec.metrics.url, spec.metrics.timeout);
   canary::RealClock clock;

@@ -25,15 +25,21 @@ Result<std::vector<double>> Values(const Result<PromResult>& r) {
 
 bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
+// The placeholders every query template of the spec may use: each side and the interval.
+std::map<std::string, std::string> QueryValues(const RolloutSpec& spec, Millis interval) {
+  return {{"canary", ServersRegex(spec.traffic.canary)},
+          {"baseline", ServersRegex(spec.traffic.baseline)},
+          {"interval", PromDuration(interval)}};
+}
+
 }  // namespace
 
 Result<std::string> RenderCheckQuery(const RolloutSpec& spec, const std::string& tmpl,
                                      const std::vector<std::string>& side,
                                      std::optional<Millis> interval) {
-  std::map<std::string, std::string> v = {{"servers", ServersRegex(side)},
-                                          {"canary", ServersRegex(spec.traffic.canary)},
-                                          {"baseline", ServersRegex(spec.traffic.baseline)},
-                                          {"interval", PromDuration(interval.value_or(spec.analysis.interval))}};
+  std::map<std::string, std::string> v =
+      QueryValues(spec, interval.value_or(spec.analysis.interval));
+  v["servers"] = ServersRegex(side);
   return RenderTemplate(tmpl, v);
 }
 
@@ -41,11 +47,9 @@ Result<CapacityResult> CheckCapacity(const RolloutSpec& spec, Metrics& metrics, 
                                      double at) {
   const CapacitySpec& c = *spec.capacity;
   CapacityResult out;
-  CUTOVER_ASSIGN_OR_RETURN(
-      out.query, RenderTemplate(c.query, {{"canary", ServersRegex(spec.traffic.canary)},
-                                          {"baseline", ServersRegex(spec.traffic.baseline)},
-                                          {"interval", PromDuration(spec.analysis.interval)},
-                                          {"weight", std::to_string(next_percent)}}));
+  std::map<std::string, std::string> values = QueryValues(spec, spec.analysis.interval);
+  values["weight"] = std::to_string(next_percent);
+  CUTOVER_ASSIGN_OR_RETURN(out.query, RenderTemplate(c.query, values));
   Result<std::vector<double>> v = Values(metrics.Query(out.query, at));
   if (!v.ok()) {
     if (!IsTransientMetricsError(v.status())) {

@@ -3,6 +3,11 @@
 #include <cmath>
 #include <set>
 
+#include "canary/command_traffic.h"
+#include "canary/haproxy_traffic.h"
+#include "canary/nginx_traffic.h"
+#include "canary/spec.h"
+
 namespace cutover::canary {
 
 Result<WeightPlan> PlanWeights(int canary_percent, const std::vector<std::string>& baseline,
@@ -64,6 +69,27 @@ std::optional<double> RealisedShare(const std::map<std::string, ServerCounters>&
   if (total_responses != nullptr) *total_responses = total;
   if (total <= 0) return std::nullopt;
   return 100.0 * static_cast<double>(on_canary) / static_cast<double>(total);
+}
+
+std::unique_ptr<Traffic> MakeTraffic(const TrafficSpec& t) {
+  switch (t.provider) {
+    case TrafficProvider::kHaproxy:
+      return std::make_unique<HaproxyTraffic>(HaproxyTrafficOptions{
+          .socket = t.socket, .address = t.address, .backend = t.backend, .timeout = t.timeout});
+    case TrafficProvider::kNginx:
+      return std::make_unique<NginxTraffic>(NginxTrafficOptions{.upstream_file = t.upstream_file,
+                                                                .upstream = t.upstream,
+                                                                .test_command = t.test_command,
+                                                                .reload_command = t.reload_command,
+                                                                .timeout = t.timeout});
+    case TrafficProvider::kCommand:
+      return std::make_unique<CommandTraffic>(CommandTrafficOptions{.set_weight = t.set_weight,
+                                                                    .get_weight = t.get_weight,
+                                                                    .baseline = t.baseline,
+                                                                    .canary = t.canary,
+                                                                    .timeout = t.timeout});
+  }
+  return nullptr;
 }
 
 }  // namespace cutover::canary

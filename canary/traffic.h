@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -75,6 +76,11 @@ class Traffic {
   // reloads (HAProxy: the worker's Pid), for the event log. Empty when unknown.
   virtual Result<std::string> Generation() = 0;
 };
+
+struct TrafficSpec;
+
+// The provider a spec's `traffic:` names (HAProxy, nginx or command), configured from it.
+std::unique_ptr<Traffic> MakeTraffic(const TrafficSpec& spec);
 
 }  // namespace cutover::canary
 

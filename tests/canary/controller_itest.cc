@@ -12,7 +12,6 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "canary/command_traffic.h"
 #include "canary/haproxy_traffic.h"
 #include "canary/measure.h"
 #include "canary/prometheus_client.h"
@@ -140,17 +139,7 @@ class CanaryItest : public ::testing::Test {
         out = store.status();
         return;
       }
-      std::unique_ptr<Traffic> traffic;
-      if (spec->traffic.provider == TrafficProvider::kCommand) {
-        traffic = std::make_unique<CommandTraffic>(
-            CommandTrafficOptions{.set_weight = spec->traffic.set_weight,
-                                  .get_weight = spec->traffic.get_weight,
-                                  .baseline = spec->traffic.baseline,
-                                  .canary = spec->traffic.canary});
-      } else {
-        traffic = std::make_unique<HaproxyTraffic>(
-            HaproxyTrafficOptions{.socket = haproxy_->admin_socket(), .backend = "infer"});
-      }
+      std::unique_ptr<Traffic> traffic = MakeTraffic(spec->traffic);
       PrometheusClient metrics(metrics_url_.empty() ? prometheus_->url() : metrics_url_, 1000ms);
       RealClock clock;
       Controller c(*spec, "itest.yaml", text, &*store, traffic.get(), &metrics, &clock);
