@@ -11,6 +11,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,15 @@ struct evp_md_ctx_st;
 namespace cutover {
 
 using ChunkId = std::array<uint8_t, 32>;
+
+// For unordered containers keyed by chunk: an id is a SHA-256, so any 8 of its bytes are uniform.
+struct ChunkIdHash {
+  size_t operator()(const ChunkId& id) const noexcept {
+    size_t h;
+    std::memcpy(&h, id.data(), sizeof h);
+    return h;
+  }
+};
 
 // Incremental SHA-256.
 class Sha256Stream {

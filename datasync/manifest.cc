@@ -1,7 +1,10 @@
 #include "datasync/manifest.h"
 
+#include <algorithm>
 #include <cstring>
 #include <unordered_map>
+
+#include "datasync/shard.h"
 
 #include <zstd.h>
 #include <nlohmann/json.hpp>
@@ -349,7 +352,10 @@ std::string_view EntryTypeName(EntryType type) {
   return "?";
 }
 
-Status ValidateManifest(const Manifest& m) {
+namespace {
+
+// The checks of everything but the entries.
+Status ValidateHeader(const Manifest& m) {
   if (m.format != kManifestFormat) {
     return Status::InvalidArgument("manifest: format " + std::to_string(m.format) +
                                    " is not the one this cutover writes (" +
@@ -363,11 +369,24 @@ Status ValidateManifest(const Manifest& m) {
                                      std::to_string(sh.count) + " is not I/N with 1 <= I <= N <= " +
                                      std::to_string(kMaxShards));
     }
-    if (sh.tree_entries < m.entries.size()) {
-      return Status::InvalidArgument("manifest: shard holds " + std::to_string(m.entries.size()) +
-                                     " entries of a tree of " + std::to_string(sh.tree_entries));
-    }
   }
+  return Status::Ok();
+}
+
+Status CheckShardSize(const Manifest& m, uint64_t entries) {
+  if (m.shard.has_value() && m.shard->tree_entries < entries) {
+    return Status::InvalidArgument("manifest: shard holds " + std::to_string(entries) +
+                                   " entries of a tree of " +
+                                   std::to_string(m.shard->tree_entries));
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status ValidateManifest(const Manifest& m) {
+  CUTOVER_RETURN_IF_ERROR(ValidateHeader(m));
+  CUTOVER_RETURN_IF_ERROR(CheckShardSize(m, m.entries.size()));
   std::unordered_map<std::string_view, size_t> index;
   index.reserve(m.entries.size());
   for (size_t i = 0; i < m.entries.size(); ++i) {
@@ -420,15 +439,42 @@ class ZstdWriter {
         return Status::Internal(std::string("manifest: zstd compression failed: ") +
                                 ZSTD_getErrorName(left));
       }
-      out_.append(buf, o.pos);
+      Append(std::string_view(buf, o.pos));
       if (last ? left == 0 : in.pos == in.size) return Status::Ok();
     }
   }
-  std::string Take() { return std::move(out_); }
+  // The compressed bytes, made into one string block by block, each block freed once copied:
+  // the peak is the output's size and one block, not twice the output as a doubling string has.
+  std::string Take() {
+    size_t size = 0;
+    for (const std::string& b : blocks_) size += b.size();
+    std::string out;
+    out.reserve(size);
+    for (std::string& b : blocks_) {
+      out += b;
+      std::string().swap(b);
+    }
+    blocks_.clear();
+    return out;
+  }
 
  private:
+  static constexpr size_t kBlockBytes = size_t{1} << 20;
+  void Append(std::string_view bytes) {
+    while (!bytes.empty()) {
+      if (blocks_.empty() || blocks_.back().size() == kBlockBytes) {
+        blocks_.emplace_back();
+        blocks_.back().reserve(kBlockBytes);
+      }
+      std::string& b = blocks_.back();
+      const size_t n = std::min(bytes.size(), kBlockBytes - b.size());
+      b.append(bytes.data(), n);
+      bytes.remove_prefix(n);
+    }
+  }
+
   ZSTD_CCtx* ctx_;
-  std::string out_;
+  std::vector<std::string> blocks_;
 };
 
 json EntryJson(const Entry& e) {
@@ -456,42 +502,101 @@ json EntryJson(const Entry& e) {
 
 }  // namespace
 
-Result<std::string> EncodeManifest(const Manifest& m) {
-  CUTOVER_RETURN_IF_ERROR(ValidateManifest(m));
+struct ManifestWriter::Impl {
+  Manifest header;  // no entries
+  bool check_order = true;
+  ZstdWriter z;
+  std::string frame;  // the header document, dumped with an empty entries array
+  size_t at = 0;      // where the entries go in `frame`
+  uint64_t count = 0;
+  std::string last;       // the previous entry's path
+  std::string last_leaf;  // the last file or symlink path, "" before one
+  EntryType last_leaf_type = EntryType::kFile;
+  std::string piece;
+};
+
+ManifestWriter::ManifestWriter(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ManifestWriter::~ManifestWriter() = default;
+
+Result<std::unique_ptr<ManifestWriter>> ManifestWriter::Begin(const Manifest& header) {
+  CUTOVER_RETURN_IF_ERROR(ValidateHeader(header));
+  auto impl = std::make_unique<Impl>();
+  impl->header.format = header.format;
+  impl->header.name = header.name;
+  impl->header.created_ns = header.created_ns;
+  impl->header.chunker = header.chunker;
+  impl->header.shard = header.shard;
   // The document without its entries, dumped with an empty "entries" array that is then filled
   // in entry by entry: the same text a whole-document dump gives (keys sorted), streamed.
   json doc = json::object();
-  doc["format"] = m.format;
-  PutName(doc, "name", m.name);
-  doc["created_ns"] = m.created_ns;
+  doc["format"] = header.format;
+  PutName(doc, "name", header.name);
+  doc["created_ns"] = header.created_ns;
   doc["chunker"] = {{"version", kChunkerVersion},
-                    {"min", m.chunker.min_size},
-                    {"avg", m.chunker.avg_size},
-                    {"max", m.chunker.max_size}};
+                    {"min", header.chunker.min_size},
+                    {"avg", header.chunker.avg_size},
+                    {"max", header.chunker.max_size}};
   doc["hash"] = "sha256";
   doc["entries"] = json::array();
-  if (m.shard.has_value()) {
-    doc["shard"] = {{"index", m.shard->index},
-                    {"count", m.shard->count},
-                    {"tree_entries", m.shard->tree_entries},
-                    {"tree_digest", ToHex(m.shard->tree_digest)}};
+  if (header.shard.has_value()) {
+    doc["shard"] = {{"index", header.shard->index},
+                    {"count", header.shard->count},
+                    {"tree_entries", header.shard->tree_entries},
+                    {"tree_digest", ToHex(header.shard->tree_digest)}};
   }
   // Every string is valid UTF-8 (PutName), so dump cannot throw. A quote inside a string value
   // is escaped, so the first "entries":[] is the key's.
-  const std::string frame = doc.dump();
+  impl->frame = doc.dump();
   constexpr std::string_view kEntries = "\"entries\":[";
-  const size_t at = frame.find(kEntries) + kEntries.size();
-  ZstdWriter z;
-  CUTOVER_RETURN_IF_ERROR(z.Add(std::string_view(frame).substr(0, at)));
-  std::string piece;
-  for (size_t i = 0; i < m.entries.size(); ++i) {
-    piece.clear();
-    if (i > 0) piece += ',';
-    piece += EntryJson(m.entries[i]).dump();
-    CUTOVER_RETURN_IF_ERROR(z.Add(piece));
+  impl->at = impl->frame.find(kEntries) + kEntries.size();
+  CUTOVER_RETURN_IF_ERROR(impl->z.Add(std::string_view(impl->frame).substr(0, impl->at)));
+  return std::unique_ptr<ManifestWriter>(new ManifestWriter(std::move(impl)));
+}
+
+Status ManifestWriter::Add(const Entry& e) {
+  Impl& w = *impl_;
+  const std::string where = EntryWhere(w.count);
+  CUTOVER_RETURN_IF_ERROR(CheckEntry(e, where));
+  if (w.check_order) {
+    if (w.count > 0 && !WalkOrderLess(w.last, e.path)) {
+      return Status::InvalidArgument(where + ": path " + Quote(e.path) + " comes after " +
+                                     Quote(w.last) + " (entries must be in walk order)");
+    }
+    // In walk order whatever lies below an entry follows it at once, so only the last file or
+    // symlink can be the parent of a later entry.
+    if (!w.last_leaf.empty() && e.path.size() > w.last_leaf.size() &&
+        e.path.compare(0, w.last_leaf.size(), w.last_leaf) == 0 &&
+        e.path[w.last_leaf.size()] == '/') {
+      return Status::InvalidArgument(
+          where + ": parent " + Quote(w.last_leaf) + " of " + Quote(e.path) + " is a " +
+          std::string(EntryTypeName(w.last_leaf_type)) + ", not a directory");
+    }
+    w.last = e.path;
+    if (e.type != EntryType::kDir) {
+      w.last_leaf = e.path;
+      w.last_leaf_type = e.type;
+    }
   }
-  CUTOVER_RETURN_IF_ERROR(z.Add(std::string_view(frame).substr(at), /*last=*/true));
-  return z.Take();
+  w.piece.clear();
+  if (w.count > 0) w.piece += ',';
+  w.piece += EntryJson(e).dump();
+  ++w.count;
+  return w.z.Add(w.piece);
+}
+
+Result<std::string> ManifestWriter::Finish() {
+  Impl& w = *impl_;
+  CUTOVER_RETURN_IF_ERROR(CheckShardSize(w.header, w.count));
+  CUTOVER_RETURN_IF_ERROR(w.z.Add(std::string_view(w.frame).substr(w.at), /*last=*/true));
+  return w.z.Take();
+}
+
+Result<std::string> EncodeManifest(const Manifest& m) {
+  CUTOVER_RETURN_IF_ERROR(ValidateManifest(m));
+  CUTOVER_ASSIGN_OR_RETURN(auto w, ManifestWriter::Begin(m));
+  w->impl_->check_order = false;  // checked as a whole above, in any order
+  for (const Entry& e : m.entries) CUTOVER_RETURN_IF_ERROR(w->Add(e));
+  return w->Finish();
 }
 
 Result<Manifest> DecodeManifest(std::string_view bytes) {

@@ -28,6 +28,7 @@
 #define CUTOVER_DATASYNC_MANIFEST_H_
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -103,6 +104,32 @@ Status ValidateManifest(const Manifest& m);
 
 // Validates `m` and returns its zstd-compressed JSON.
 Result<std::string> EncodeManifest(const Manifest& m);
+
+// Encodes a manifest entry by entry, so a push of a million files never holds them all: the
+// header (every field of `header` but its entries), then Add for each entry in walk order
+// (WalkOrderLess of datasync/shard.h), then Finish. Each entry is checked as EncodeManifest checks
+// it; walk order stands in for the whole-manifest checks (no repeat, nothing below a file or a
+// symlink), so an entry out of order is refused too.
+class ManifestWriter {
+ public:
+  // InvalidArgument when the header is wrong (format, chunker, shard).
+  static Result<std::unique_ptr<ManifestWriter>> Begin(const Manifest& header);
+  ~ManifestWriter();
+  ManifestWriter(const ManifestWriter&) = delete;
+  ManifestWriter& operator=(const ManifestWriter&) = delete;
+
+  // InvalidArgument as DecodeManifest words it, or "manifest entry N: path "b" comes after "c"
+  // (entries must be in walk order)".
+  Status Add(const Entry& e);
+  // The zstd-compressed JSON. InvalidArgument when a shard's tree_entries is below the count.
+  Result<std::string> Finish();
+
+ private:
+  friend Result<std::string> EncodeManifest(const Manifest& m);
+  struct Impl;
+  explicit ManifestWriter(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
 
 // Decompresses, parses and validates. Errors:
 //   Corruption "manifest: not zstd data" / "manifest: corrupt zstd data: <reason>" /

@@ -15,6 +15,7 @@
 
 #include "core/failpoint.h"
 #include "datasync/chunk_hasher.h"
+#include "datasync/entry_spool.h"
 #include "datasync/gc.h"
 #include "datasync/manifest.h"
 #include "datasync/state.h"
@@ -56,24 +57,38 @@ Status ReadAt(int fd, std::string* out, uint64_t offset, uint64_t length, const 
   return Status::Ok();
 }
 
-// One regular file of the tree, as found by the walk.
-struct FileWork {
-  size_t entry = 0;  // index into the manifest's entries (its path on disk: FullPath)
-  FileStatKey key;
-  bool small = false;   // one chunk below min size: goes into a pack
-  bool cached = false;  // chunk list taken from the files cache
-};
+// The walk's entries wait in a temporary file (datasync/entry_spool.h); this many are in memory
+// at a time while their files are chunked and uploaded, and the processed ones wait in a second
+// file until the manifest is encoded from it.
+constexpr size_t kWindow = 4096;
+
+using Record = EntrySpool::Record;
+
+// A pack holds at most this many distinct chunks besides at most max chunk size bytes, so the
+// index of the pack being filled stays small even for files of a few bytes. (Identical small
+// files further apart than this are stored once per pack.)
+constexpr size_t kMaxPackMembers = 16384;
+
+// Bits of Record::flags.
+constexpr uint32_t kSmall = 1;        // one chunk below min size: goes into a pack
+constexpr uint32_t kCached = 2;       // chunk list taken from the files cache
+constexpr uint32_t kPendingPack = 4;  // chunks[0].pack holds the pack's number, not yet its id
 
 class Pusher {
  public:
   Pusher(const std::string& src, Store& store, const ChunkerParams& params, const PushOptions& opts)
       : src_(src), store_(store), url_(store.Url()), params_(params), opts_(opts) {}
 
-  // A file's path on disk, made when needed: a million-file push keeps no second copy of
-  // every path.
-  std::string FullPath(const FileWork& w) const {
-    return src_ + "/" + manifest_.entries[w.entry].path;
+  // Creates the two temporary entry lists.
+  Status Init() {
+    CUTOVER_ASSIGN_OR_RETURN(walked_, EntrySpool::Create());
+    CUTOVER_ASSIGN_OR_RETURN(done_, EntrySpool::Create());
+    return Status::Ok();
   }
+
+  std::string FullPath(const Record& r) const { return src_ + "/" + r.entry.path; }
+
+  // Lists the tree under `rel` into the first entry list, in walk order.
 
   Status Walk(const std::string& rel) {
     std::string dir = rel.empty() ? src_ : src_ + "/" + rel;
@@ -105,7 +120,7 @@ class Pusher {
         e.type = EntryType::kDir;
         tree_.Add(path, e.type);
         if (mine) {
-          manifest_.entries.push_back(e);
+          CUTOVER_RETURN_IF_ERROR(walked_->Write(Record{std::move(e), {}, 0}));
           ++result_.dirs;
         }
         CUTOVER_RETURN_IF_ERROR(Walk(path));  // another shard's directory may hold our files
@@ -118,21 +133,20 @@ class Pusher {
         if (n < 0) return Status::IoError(Errno("cannot read symlink", full));
         target.resize(static_cast<size_t>(n));
         e.target = target;
-        manifest_.entries.push_back(e);
+        CUTOVER_RETURN_IF_ERROR(walked_->Write(Record{std::move(e), {}, 0}));
         ++result_.symlinks;
       } else if (S_ISREG(st.st_mode)) {
         e.type = EntryType::kFile;
         tree_.Add(path, e.type);
         if (!mine) continue;
-        manifest_.entries.push_back(std::move(e));
-        FileWork w;
-        w.entry = manifest_.entries.size() - 1;
-        w.key =
+        Record r{
+            std::move(e),
             FileStatKey{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
                         static_cast<uint64_t>(st.st_size), MtimeNs(st),
-                        static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec};
-        total_bytes_ += w.key.size;
-        files_.push_back(std::move(w));
+                        static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec},
+            0};
+        total_bytes_ += r.key.size;
+        CUTOVER_RETURN_IF_ERROR(walked_->Write(r));
         ++result_.files;
       } else if (mine) {
         result_.skipped.push_back(path + " (" + SpecialKind(st.st_mode) + ")");
@@ -141,25 +155,39 @@ class Pusher {
     return Status::Ok();
   }
 
-  // Runs every file through the workers, then packs the small ones; waits for all uploads.
+  // Runs the listed files through the workers a window at a time, packs the small ones in walk
+  // order, and moves the processed entries to the second list; waits for all uploads.
   Status Run() {
     if (opts_.on_total) opts_.on_total(total_bytes_);
+    CUTOVER_RETURN_IF_ERROR(walked_->Rewind());
     TaskPool pool(opts_.jobs, static_cast<size_t>(opts_.jobs) * 2);
-    for (FileWork& w : files_) {
-      pool.Submit([this, &w] { return ProcessFile(w); });
-    }
-    CUTOVER_RETURN_IF_ERROR(pool.Wait());
-    for (FileWork& w : files_) {
-      if (w.small && !w.cached) CUTOVER_RETURN_IF_ERROR(AddPacked(w, pool));
-      if (pool.failed()) break;
+    std::vector<Record> window;
+    window.reserve(kWindow);
+    for (bool more = true; more && !pool.failed();) {
+      window.clear();
+      while (window.size() < kWindow) {
+        Record r;
+        CUTOVER_ASSIGN_OR_RETURN(more, walked_->Read(&r));
+        if (!more) break;
+        window.push_back(std::move(r));
+      }
+      for (Record& r : window) {  // `window` does not grow while the workers hold these
+        if (r.entry.type == EntryType::kFile) pool.Submit([this, &r] { return ProcessFile(r); });
+      }
+      CUTOVER_RETURN_IF_ERROR(pool.Wait());
+      for (Record& r : window) {
+        if ((r.flags & kSmall) != 0 && (r.flags & kCached) == 0) {
+          CUTOVER_RETURN_IF_ERROR(AddPacked(r, pool));
+          if (pool.failed()) break;
+        }
+        result_.bytes += r.entry.size;
+        result_.chunks += r.entry.chunks.size();
+        CUTOVER_RETURN_IF_ERROR(done_->Write(r));
+      }
     }
     CUTOVER_RETURN_IF_ERROR(FlushPack(pool));
     CUTOVER_RETURN_IF_ERROR(pool.Wait());
-    for (const FileWork& w : files_) {
-      const Entry& e = manifest_.entries[w.entry];
-      result_.bytes += e.size;
-      result_.chunks += e.chunks.size();
-    }
+    walked_.reset();  // its temporary file goes
     result_.files_read = files_read_.load();
     result_.files_cached = files_cached_.load();
     result_.journal_hits = journal_hits_.load();
@@ -168,9 +196,35 @@ class Pusher {
     return Status::Ok();
   }
 
+  // Reads the processed entries back in order, each with its pack's id in place of its number.
+  template <typename Fn>
+  Status ForEachDone(Fn fn) {
+    CUTOVER_RETURN_IF_ERROR(done_->Rewind());
+    Record r;
+    for (;;) {
+      CUTOVER_ASSIGN_OR_RETURN(bool more, done_->Read(&r));
+      if (!more) return Status::Ok();
+      if ((r.flags & kPendingPack) != 0) {
+        ChunkRef& c = r.entry.chunks[0];
+        uint64_t number = 0;
+        std::memcpy(&number, c.pack.data(), sizeof number);
+        if (number >= pack_ids_.size()) return Status::Internal("push: pack number out of range");
+        c.pack = pack_ids_[number];
+      }
+      CUTOVER_RETURN_IF_ERROR(fn(r));
+    }
+  }
+
+  // The manifest's compressed JSON, encoded from the processed entries.
+  Result<std::string> Encode() {
+    CUTOVER_ASSIGN_OR_RETURN(auto writer, ManifestWriter::Begin(manifest_));
+    CUTOVER_RETURN_IF_ERROR(ForEachDone([&](const Record& r) { return writer->Add(r.entry); }));
+    return writer->Finish();
+  }
+
   // Worker: the chunk list of one file, from the files cache or by reading it; uploads its chunks.
-  Status ProcessFile(FileWork& w) {
-    Entry* e = &manifest_.entries[w.entry];
+  Status ProcessFile(Record& w) {
+    Entry* e = &w.entry;
     if (opts_.state != nullptr) {
       CUTOVER_ASSIGN_OR_RETURN(auto cached, opts_.state->LookupFile(url_, e->path, w.key));
       if (cached.has_value()) {
@@ -187,7 +241,7 @@ class Pusher {
         if (present && size == w.key.size) {
           e->chunks = std::move(*cached);
           e->size = size;
-          w.cached = true;
+          w.flags |= kCached;
           ++files_cached_;
           if (opts_.on_confirmed) opts_.on_confirmed(size);
           return Status::Ok();
@@ -204,9 +258,9 @@ class Pusher {
 
   // One pass over an open file: each chunk is hashed as it is read and uploaded from the same
   // buffer (at most max size + one read in memory). A file that is one chunk below min size is
-  // left for a pack (w.small). The file must still match its walk stat afterwards, so what was
+  // left for a pack (kSmall). The file must still match its walk stat afterwards, so what was
   // uploaded is the file as the snapshot describes it.
-  Status ChunkAndUpload(int fd, FileWork& w, Entry* e) {
+  Status ChunkAndUpload(int fd, Record& w, Entry* e) {
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     ChunkHasher hasher(params_);
     std::vector<Chunk> chunks;
@@ -256,7 +310,7 @@ class Pusher {
     if (e->chunks.empty() && chunks.size() == 1 && chunks[0].length < params_.min_size) {
       e->chunks.push_back(ChunkRef{chunks[0].id, chunks[0].length, false, {}, 0});
       e->size = chunks[0].length;
-      w.small = true;
+      w.flags |= kSmall;
       return Status::Ok();
     }
     return upload();
@@ -316,10 +370,10 @@ class Pusher {
   }
 
   // Places a small file's bytes in the current pack (or where the previous snapshot had them).
-  Status AddPacked(FileWork& w, TaskPool& pool) {
-    ChunkRef* ref = &manifest_.entries[w.entry].chunks[0];
-    std::string hex = ToHex(ref->id);
-    auto prev = previous_.find(hex);
+  // The pack's id is known once it is full, so the entry gets the pack's number until then.
+  Status AddPacked(Record& w, TaskPool& pool) {
+    ChunkRef* ref = &w.entry.chunks[0];
+    auto prev = previous_.find(ref->id);
     if (prev != previous_.end()) {
       CUTOVER_ASSIGN_OR_RETURN(bool have, Present(PackKey(prev->second.pack)));
       if (have) {
@@ -328,47 +382,46 @@ class Pusher {
         return Status::Ok();
       }
     }
-    auto cur = in_pack_.find(hex);
-    if (cur != in_pack_.end()) {
-      pending_refs_.push_back({w.entry, cur->second});
-      return Status::Ok();
+    auto cur = in_pack_.find(ref->id);
+    if (cur == in_pack_.end()) {
+      std::string bytes;
+      int fd = ::open(FullPath(w).c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) return Status::IoError(Errno("cannot open", FullPath(w)));
+      Status s = ReadAt(fd, &bytes, 0, ref->length, FullPath(w));
+      ::close(fd);
+      CUTOVER_RETURN_IF_ERROR(s);
+      if (Sha256Of(bytes) != ref->id)
+        return Status::IoError("file changed while being read: " + FullPath(w));
+      if (pack_.size() + bytes.size() > params_.max_size || in_pack_.size() == kMaxPackMembers) {
+        CUTOVER_RETURN_IF_ERROR(FlushPack(pool));
+      }
+      cur = in_pack_.emplace(ref->id, pack_.size()).first;
+      pack_ += bytes;
     }
-    std::string bytes;
-    int fd = ::open(FullPath(w).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::IoError(Errno("cannot open", FullPath(w)));
-    Status s = ReadAt(fd, &bytes, 0, ref->length, FullPath(w));
-    ::close(fd);
-    CUTOVER_RETURN_IF_ERROR(s);
-    if (Sha256Of(bytes) != ref->id)
-      return Status::IoError("file changed while being read: " + FullPath(w));
-    if (pack_.size() + bytes.size() > params_.max_size) CUTOVER_RETURN_IF_ERROR(FlushPack(pool));
-    in_pack_[hex] = pack_.size();
-    pending_refs_.push_back({w.entry, pack_.size()});
-    pack_ += bytes;
+    ref->packed = true;
+    ref->pack = ChunkId{};
+    const uint64_t number = pack_ids_.size();  // the number the current pack will get
+    std::memcpy(ref->pack.data(), &number, sizeof number);
+    ref->pack_offset = cur->second;
+    w.flags |= kPendingPack;
+    pack_file_bytes_ += ref->length;
     return Status::Ok();
   }
 
-  // Hands the current pack to a worker for upload and fills in the references to it.
+  // Hands the current pack to a worker for upload and numbers it.
   Status FlushPack(TaskPool& pool) {
     if (pack_.empty()) return Status::Ok();
     ChunkId pack_id = Sha256Of(pack_);
+    pack_ids_.push_back(pack_id);
     std::string key = PackKey(pack_id);
-    uint64_t file_bytes = 0;
-    for (auto& [entry_index, off] : pending_refs_) {
-      ChunkRef* ref = &manifest_.entries[entry_index].chunks[0];
-      ref->packed = true;
-      ref->pack = pack_id;
-      ref->pack_offset = off;
-      file_bytes += ref->length;
-    }
     auto bytes = std::make_shared<std::string>(std::move(pack_));
-    pool.Submit([this, key, bytes, file_bytes]() -> Status {
+    pool.Submit([this, key, bytes, file_bytes = pack_file_bytes_]() -> Status {
       CUTOVER_RETURN_IF_ERROR(Upload(key, *bytes));
       CUTOVER_FAILPOINT("push.pack_put.after");
       if (opts_.on_confirmed) opts_.on_confirmed(file_bytes);
       return Status::Ok();
     });
-    pending_refs_.clear();
+    pack_file_bytes_ = 0;
     in_pack_.clear();
     pack_.clear();
     return Status::Ok();
@@ -384,27 +437,26 @@ class Pusher {
     if (!m.ok()) return Status::Ok();  // a broken old manifest only costs dedup
     for (const Entry& e : m->entries) {
       for (const ChunkRef& c : e.chunks) {
-        if (c.packed) previous_[ToHex(c.id)] = c;
+        if (c.packed) previous_[c.id] = c;
       }
     }
     return Status::Ok();
   }
 
   // Remembers the files read this run in the files cache (once the manifest is published), a
-  // few thousand rows per transaction, so a million-file push holds no second copy of them.
-  Status RememberFiles(DatasyncState& state) const {
+  // few thousand rows per transaction.
+  Status RememberFiles(DatasyncState& state) {
     constexpr size_t kBatch = 4096;
     std::vector<DatasyncState::FileRow> rows;
-    for (size_t i = 0; i <= files_.size(); ++i) {
-      if (rows.size() == kBatch || (i == files_.size() && !rows.empty())) {
-        CUTOVER_RETURN_IF_ERROR(state.RememberFiles(url_, rows));
-        rows.clear();
-      }
-      if (i == files_.size() || files_[i].cached) continue;
-      const Entry& e = manifest_.entries[files_[i].entry];
-      rows.push_back({e.path, files_[i].key, e.chunks});
-    }
-    return Status::Ok();
+    CUTOVER_RETURN_IF_ERROR(ForEachDone([&](Record& r) -> Status {
+      if (r.entry.type != EntryType::kFile || (r.flags & kCached) != 0) return Status::Ok();
+      rows.push_back({std::move(r.entry.path), r.key, std::move(r.entry.chunks)});
+      if (rows.size() < kBatch) return Status::Ok();
+      Status s = state.RememberFiles(url_, rows);
+      rows.clear();
+      return s;
+    }));
+    return rows.empty() ? Status::Ok() : state.RememberFiles(url_, rows);
   }
 
   Manifest manifest_;
@@ -418,17 +470,18 @@ class Pusher {
   const std::string url_;
   ChunkerParams params_;
   const PushOptions& opts_;
-  std::vector<FileWork> files_;
+  std::unique_ptr<EntrySpool> walked_, done_;  // the walk's entries; the processed ones
   uint64_t total_bytes_ = 0;
   std::atomic<uint64_t> files_read_{0}, files_cached_{0}, journal_hits_{0};
   std::atomic<uint64_t> uploaded_objects_{0}, uploaded_bytes_{0};
   std::mutex mu_;
   std::unordered_set<std::string> confirmed_;  // keys known stored (guarded by mu_)
   std::unordered_set<std::string> claimed_;    // keys some worker uploads (guarded by mu_)
-  std::unordered_map<std::string, ChunkRef> previous_;
-  std::unordered_map<std::string, uint64_t> in_pack_;      // chunk hex -> offset in pack_
-  std::vector<std::pair<size_t, uint64_t>> pending_refs_;  // entry index, offset in pack_
+  std::unordered_map<ChunkId, ChunkRef, ChunkIdHash> previous_;  // packed chunks of the last one
+  std::unordered_map<ChunkId, uint64_t, ChunkIdHash> in_pack_;   // chunk -> offset in pack_
   std::string pack_;
+  uint64_t pack_file_bytes_ = 0;   // file bytes placed in pack_
+  std::vector<ChunkId> pack_ids_;  // by pack number
 };
 
 }  // namespace
@@ -478,6 +531,7 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
   p.manifest_.name = opts.name;
   p.manifest_.created_ns = static_cast<int64_t>(::time(nullptr)) * 1000000000;
   p.manifest_.chunker = params;
+  CUTOVER_RETURN_IF_ERROR(p.Init());
   CUTOVER_RETURN_IF_ERROR(p.Walk(""));
   CUTOVER_RETURN_IF_ERROR(p.Run());
   if (opts.shard.has_value()) {
@@ -485,10 +539,12 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
                                   p.tree_.Final()};
   }
   if (opts.dry_run) return p.result_;
-  CUTOVER_ASSIGN_OR_RETURN(std::string encoded, EncodeManifest(p.manifest_));
-  CUTOVER_FAILPOINT_RETURN("push.manifest_put.before");
-  CUTOVER_RETURN_IF_ERROR(lock->Check());  // a gc may have run once the lock lapsed
-  CUTOVER_RETURN_IF_ERROR(store.Put(publish_key, encoded));
+  {
+    CUTOVER_ASSIGN_OR_RETURN(std::string encoded, p.Encode());
+    CUTOVER_FAILPOINT_RETURN("push.manifest_put.before");
+    CUTOVER_RETURN_IF_ERROR(lock->Check());  // a gc may have run once the lock lapsed
+    CUTOVER_RETURN_IF_ERROR(store.Put(publish_key, encoded));
+  }  // the encoded manifest is freed before the files cache is written
   if (opts.state != nullptr) {
     CUTOVER_RETURN_IF_ERROR(p.RememberFiles(*opts.state));
   }

@@ -96,6 +96,50 @@ TEST(ManifestTest, StreamedTextIsTheWholeDocumentsDump) {
   EXPECT_EQ(json::parse(Unzstd(*enc))["entries"], json::array());
 }
 
+// The writer a push uses gives the bytes EncodeManifest gives for entries in walk order, and
+// refuses entries out of order or below a file or symlink (what the whole-manifest check finds).
+TEST(ManifestTest, WriterInWalkOrderMatchesEncodeAndRefusesDisorder) {
+  Manifest m;
+  m.name = "n";
+  m.chunker = ChunkerParams{4096, 16384, 131072};
+  m.entries = {Entry{"a", EntryType::kDir, 0755, 0, 1, "", {}},
+               Entry{"a/b", EntryType::kFile, 0644, 0, 2, "", {}},
+               Entry{"a/c", EntryType::kSymlink, 0777, 0, 3, "b", {}},
+               Entry{"a.txt", EntryType::kFile, 0644, 0, 4, "", {}}};
+  auto w = ManifestWriter::Begin(m);
+  ASSERT_TRUE(w.ok()) << w.status().ToString();
+  for (const Entry& e : m.entries) ASSERT_TRUE((*w)->Add(e).ok()) << e.path;
+  auto streamed = (*w)->Finish();
+  ASSERT_TRUE(streamed.ok());
+  auto whole = EncodeManifest(m);
+  ASSERT_TRUE(whole.ok());
+  EXPECT_EQ(Unzstd(*streamed), Unzstd(*whole));
+
+  auto w2 = ManifestWriter::Begin(m);
+  ASSERT_TRUE(w2.ok());
+  ASSERT_TRUE((*w2)->Add(m.entries[1]).ok());
+  Status back = (*w2)->Add(m.entries[0]);
+  EXPECT_EQ(back.ToString(),
+            "invalid_argument: manifest entry 1: path \"a\" comes after \"a/b\" (entries must be "
+            "in walk order)");
+  auto w3 = ManifestWriter::Begin(m);
+  ASSERT_TRUE(w3.ok());
+  ASSERT_TRUE((*w3)->Add(m.entries[2]).ok());  // a/c, a symlink
+  Status below = (*w3)->Add(Entry{"a/c/x", EntryType::kFile, 0644, 0, 5, "", {}});
+  EXPECT_EQ(below.ToString(),
+            "invalid_argument: manifest entry 1: parent \"a/c\" of \"a/c/x\" is a symlink, not a "
+            "directory");
+  auto w4 = ManifestWriter::Begin(m);
+  ASSERT_TRUE(w4.ok());
+  EXPECT_FALSE((*w4)->Add(Entry{"../x", EntryType::kFile, 0644, 0, 5, "", {}}).ok());
+  m.shard = ShardInfo{1, 2, 1, IdOf("tree")};  // a tree of 1 entry cannot hold 2
+  auto w5 = ManifestWriter::Begin(m);
+  ASSERT_TRUE(w5.ok());
+  ASSERT_TRUE((*w5)->Add(m.entries[0]).ok());
+  ASSERT_TRUE((*w5)->Add(m.entries[1]).ok());
+  EXPECT_FALSE((*w5)->Finish().ok());
+}
+
 TEST(ManifestTest, WritesTheDocumentedLayout) {
   json j = SampleJson();
   EXPECT_EQ(j["format"], 1);
