@@ -264,20 +264,42 @@ class Puller {
     }
     int old_fd = local.empty() ? -1 : ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
     std::string tmp = TempNameFor(full);
+    // A pull killed while writing this file left the chunks it had written in the temporary:
+    // they are read from there (each checked against its hash), so a resumed pull downloads
+    // again at most the chunk each worker had in flight. The old temporary is unlinked and read
+    // through its descriptor while the new one is written under the same name.
+    int killed_fd = ::open(tmp.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (killed_fd >= 0) ::unlink(tmp.c_str());
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
       if (old_fd >= 0) ::close(old_fd);
+      if (killed_fd >= 0) ::close(killed_fd);
       return Status::IoError(Errno("cannot create", tmp));
     }
     Status s;
+    uint64_t offset = 0;
     for (const ChunkRef& c : e.chunks) {
       Result<std::string> bytes = Status::NotFound("");
-      if (std::optional<std::string> mine = ReadLocal(old_fd, local, c)) {
-        reused_bytes_ += mine->size();
-        if (opts_ != nullptr && opts_->on_confirmed) opts_->on_confirmed(mine->size());
-        bytes = std::move(*mine);
-      } else {
-        bytes = FetchChunk(e, c);
+      std::string written;
+      const uint64_t at = offset;
+      offset += c.length;
+      if (killed_fd >= 0 && ReadAt(killed_fd, at, &written, c.length) &&
+          Sha256Of(written) == c.id) {
+        reused_bytes_ += written.size();
+        if (opts_ != nullptr && opts_->on_confirmed) opts_->on_confirmed(written.size());
+        bytes = std::move(written);
+      } else if (killed_fd >= 0) {
+        ::close(killed_fd);  // it was written in order: nothing after this chunk is there
+        killed_fd = -1;
+      }
+      if (!bytes.ok()) {
+        if (std::optional<std::string> mine = ReadLocal(old_fd, local, c)) {
+          reused_bytes_ += mine->size();
+          if (opts_ != nullptr && opts_->on_confirmed) opts_->on_confirmed(mine->size());
+          bytes = std::move(*mine);
+        } else {
+          bytes = FetchChunk(e, c);
+        }
       }
       if (!bytes.ok()) {
         s = bytes.status();
@@ -303,6 +325,7 @@ class Puller {
     if (s.ok() && ::futimens(fd, times) != 0) s = Status::IoError(Errno("cannot set mtime", tmp));
     ::close(fd);
     if (old_fd >= 0) ::close(old_fd);
+    if (killed_fd >= 0) ::close(killed_fd);
     CUTOVER_FAILPOINT("pull.file.before_rename");
     if (s.ok()) s = ReplaceWith(tmp, full);
     if (!s.ok()) {

@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -77,6 +78,48 @@ Outcome RunCutover(const std::vector<std::string>& args, const std::string& fail
 }
 
 bool IsTemp(const std::string& path) { return path.find(".cutover-tmp") != std::string::npos; }
+
+// Runs the cutover binary with `args` and sends it SIGKILL after `delay`; true when the signal
+// ended it (false when it had exited first: then it must have succeeded).
+bool RunCutoverKilledAfter(const std::vector<std::string>& args, std::chrono::microseconds delay,
+                           const std::string& log_path) {
+  std::vector<std::string> argv = {Bin()};
+  argv.insert(argv.end(), args.begin(), args.end());
+  ::unlink(log_path.c_str());
+  testing::ChildProcess child;
+  Status spawned = child.Spawn(argv, log_path);
+  EXPECT_TRUE(spawned.ok()) << spawned.ToString();
+  if (!spawned.ok()) return false;
+  const auto until = std::chrono::steady_clock::now() + delay;
+  while (child.Running() && std::chrono::steady_clock::now() < until) {
+    std::this_thread::sleep_for(std::chrono::microseconds(200));
+  }
+  if (child.Running()) child.Signal(SIGKILL);
+  while (child.Running()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  if (child.exit_description() == "signal 9") return true;
+  EXPECT_EQ(child.exit_description(), "exit 0") << ReadFile(log_path).value_or("");
+  return false;
+}
+
+// The temporaries under `dir` (names starting with '.', any depth): path -> size.
+std::map<std::string, uint64_t> Temporaries(const std::string& dir) {
+  std::map<std::string, uint64_t> out;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return out;
+  while (auto* e = ::readdir(d)) {
+    std::string n = e->d_name;
+    if (n == "." || n == "..") continue;
+    struct stat st;
+    if (::lstat((dir + "/" + n).c_str(), &st) != 0) continue;
+    if (S_ISDIR(st.st_mode)) {
+      for (auto& [k, v] : Temporaries(dir + "/" + n)) out[n + "/" + k] = v;
+    } else if (n[0] == '.') {
+      out[n] = static_cast<uint64_t>(st.st_size);
+    }
+  }
+  ::closedir(d);
+  return out;
+}
 
 // Every object of a file:// store: key -> bytes (temporaries, whose names start with '.', left
 // out: the store lists them for no one).
@@ -287,6 +330,130 @@ TEST_F(DatasyncCrashTest, PushKilledAtRandomPointsRepeatedlyStillPublishesACompl
   std::printf("random kill points survived: %d of %zu store writes (seed %u)\n", kills, writes,
               seed);
   RecordProperty("random_kill_points", kills);
+}
+
+// kill -9 from a timer, at moments drawn uniformly over a whole run (start-up included), 20
+// times during a first push and 20 times during a first pull; each killed run is then run again
+// to its end. The bound of what a resumed run sends (or fetches) again is what the killed run had
+// in flight: --jobs x --chunk-max bytes.
+TEST_F(DatasyncCrashTest, PushAndPullKilledAtRandomMomentsResumeWithinTheInFlightBound) {
+  constexpr int kKills = 20;
+  constexpr uint64_t kBound = 4 * 131072;  // PushArgs/PullArgs: --jobs 4, --chunk-max 131072
+  const std::string src = dir_.Join("src");
+  MakeTree(src, 8, 1 << 20, 100, 0);
+  const auto src_tree = Tree(src);
+
+  // How long one whole push and pull take here: the range the kill moments are drawn from.
+  const std::string scratch = dir_.Join("scratch"), scratch_db = dir_.Join("scratch.db");
+  std::vector<std::string> scratch_push = PushArgs(src, scratch, scratch_db, "snap");
+  scratch_push.push_back("--json");
+  auto t0 = std::chrono::steady_clock::now();
+  Outcome first = RunCutover(scratch_push, "", dir_.Join("s.log"));
+  auto t1 = std::chrono::steady_clock::now();
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const uint64_t total = nlohmann::json::parse(first.output)["bytes"].get<uint64_t>();
+  ASSERT_EQ(
+      RunCutover(PullArgs(scratch, scratch_db, "snap", dir_.Join("sdest")), "", dir_.Join("s.log"))
+          .exit_code,
+      0);
+  auto t2 = std::chrono::steady_clock::now();
+  const auto push_us = std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count();
+  const auto pull_us = std::chrono::duration_cast<std::chrono::microseconds>(t2 - t1).count();
+
+  const char* env_seed = std::getenv("CUTOVER_CRASH_SEED");
+  const unsigned seed = env_seed != nullptr
+                            ? static_cast<unsigned>(std::strtoul(env_seed, nullptr, 10))
+                            : static_cast<unsigned>(::time(nullptr));
+  std::mt19937 rng(seed);
+  const std::string store = dir_.Join("store"), db = dir_.Join("state.db");
+
+  int push_kills = 0;
+  for (int attempt = 0; push_kills < kKills && attempt < 4 * kKills; ++attempt) {
+    ASSERT_EQ(RunShell("rm -rf " + store + " " + db + "*"), 0);
+    const auto delay =
+        std::chrono::microseconds(std::uniform_int_distribution<int64_t>(0, push_us)(rng));
+    const std::string context = "seed " + std::to_string(seed) + " push killed after " +
+                                std::to_string(delay.count()) + " us";
+    if (!RunCutoverKilledAfter(PushArgs(src, store, db, "snap"), delay, dir_.Join("k.log"))) {
+      continue;  // it finished first
+    }
+    ++push_kills;
+    // What the killed push had in flight is what its store writes left half done.
+    uint64_t in_flight = 0;
+    for (const auto& [name, size] : Temporaries(store)) in_flight += size;
+    EXPECT_LE(in_flight, kBound) << context;
+    ExpectStoreConsistent(store, db, "snap", context);
+    const auto before = StoreObjects(store, "");
+    std::vector<std::string> args = PushArgs(src, store, db, "snap");
+    args.push_back("--json");
+    Outcome resumed = RunCutover(args, "", dir_.Join("r.log"));
+    ASSERT_EQ(resumed.exit_code, 0) << context << ":\n" << resumed.output;
+    auto doc = nlohmann::json::parse(resumed.output, nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << resumed.output;
+    // Everything the resumed push uploaded is new to the store: nothing the killed one had
+    // stored is sent again.
+    uint64_t added = 0;
+    for (const auto& [key, bytes] : StoreObjects(store, "")) {
+      if ((key.rfind("chunks/", 0) == 0 || key.rfind("packs/", 0) == 0) && before.count(key) == 0) {
+        added += bytes.size();
+      }
+    }
+    EXPECT_EQ(doc["uploaded_bytes"].get<uint64_t>(), added) << context;
+    ExpectStoreConsistent(store, db, "snap", context + " (resumed)");
+    ExpectRestoresTo(store, db, "snap", src, context);
+    if (HasFailure()) return;
+  }
+  EXPECT_EQ(push_kills, kKills) << "the push ended before the timer too often (seed " << seed
+                                << ")";
+
+  int pull_kills = 0;
+  const std::string dest = dir_.Join("dest");
+  for (int attempt = 0; pull_kills < kKills && attempt < 4 * kKills; ++attempt) {
+    ASSERT_EQ(RunShell("rm -rf " + dest), 0);
+    const auto delay =
+        std::chrono::microseconds(std::uniform_int_distribution<int64_t>(0, pull_us)(rng));
+    const std::string context = "seed " + std::to_string(seed) + " pull killed after " +
+                                std::to_string(delay.count()) + " us";
+    if (!RunCutoverKilledAfter(PullArgs(scratch, scratch_db, "snap", dest), delay,
+                               dir_.Join("k.log"))) {
+      continue;
+    }
+    ++pull_kills;
+    // Files under their final names are whole; the rest of what DEST holds is in temporaries.
+    uint64_t whole = 0, partial = 0;
+    const bool started = ::access(dest.c_str(), F_OK) == 0;  // not when killed before mkdir
+    for (const auto& [path, desc] : started ? Tree(dest) : std::map<std::string, std::string>{}) {
+      if (IsTemp(path)) continue;
+      auto want = src_tree.find(path);
+      ASSERT_NE(want, src_tree.end()) << context << ": " << path;
+      if (S_ISREG(std::stoul(desc))) {
+        EXPECT_EQ(desc, want->second) << context << ": " << path << " is partial";
+        whole += ReadFile(dest + "/" + path).value_or("").size();
+      }
+    }
+    for (const auto& [name, size] : Temporaries(dest)) partial += size;
+    std::vector<std::string> args = PullArgs(scratch, scratch_db, "snap", dest);
+    args.push_back("--json");
+    Outcome resumed = RunCutover(args, "", dir_.Join("r.log"));
+    ASSERT_EQ(resumed.exit_code, 0) << context << ":\n" << resumed.output;
+    auto doc = nlohmann::json::parse(resumed.output, nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << resumed.output;
+    // It fetches what DEST lacks, and again at most a chunk per worker of what the killed pull
+    // had written.
+    EXPECT_LE(doc["downloaded_bytes"].get<uint64_t>(), total - whole - partial + kBound)
+        << context << " (DEST held " << whole << " bytes in place, " << partial
+        << " in temporaries)";
+    EXPECT_EQ(Tree(dest), src_tree) << context;
+    Outcome v = RunCutover(
+        {"--db", scratch_db, "datasync", "verify", "file://" + scratch, "--name", "snap", dest}, "",
+        dir_.Join("verify.log"));
+    EXPECT_EQ(v.exit_code, 0) << context << ":\n" << v.output;
+    if (HasFailure()) return;
+  }
+  EXPECT_EQ(pull_kills, kKills) << "the pull ended before the timer too often (seed " << seed
+                                << ")";
+  std::printf("random moments killed: %d pushes, %d pulls (seed %u)\n", push_kills, pull_kills,
+              seed);
 }
 
 TEST_F(DatasyncCrashTest, DiskFullIsOneClearLineAndKeepsThePreviousState) {
