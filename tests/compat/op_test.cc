@@ -125,13 +125,17 @@ TEST(OpTest, ConvLayoutsAgreeBitForBit) {
     d->run_cpu(nhwc, cpu::CpuConfig{}, b, yb.data());
     EXPECT_EQ(permute(ya, out), yb) << op;
     for (size_t i = 0; i < ya.size(); i += 11) {
-      EXPECT_DOUBLE_EQ(d->truth(nchw, a, i), d->truth(nhwc, b, [&] {
-        // The same logical element's NHWC position.
-        std::vector<float> probe(ya.size(), 0);
-        probe[i] = 1;
-        std::vector<float> moved = permute(probe, out);
-        return static_cast<size_t>(std::find(moved.begin(), moved.end(), 1.0f) - moved.begin());
-      }())) << op << " at " << i;
+      EXPECT_DOUBLE_EQ(d->truth(nchw, a, i),
+                       d->truth(nhwc, b,
+                                [&] {
+                                  // The same logical element's NHWC position.
+                                  std::vector<float> probe(ya.size(), 0);
+                                  probe[i] = 1;
+                                  std::vector<float> moved = permute(probe, out);
+                                  return static_cast<size_t>(
+                                      std::find(moved.begin(), moved.end(), 1.0f) - moved.begin());
+                                }()))
+          << op << " at " << i;
     }
   }
 }
@@ -211,19 +215,19 @@ TEST(OpTest, ToleranceStartsAtPyTorchDefaultsAndGrowsWithReduction) {
 }
 
 TEST(DtypeTest, RoundingIsToNearestEvenWithEachFormatsLimits) {
-  EXPECT_EQ(RoundInput(1.0f + 0x1p-11f, "fp16"), 1.0f);                   // tie: to even
+  EXPECT_EQ(RoundInput(1.0f + 0x1p-11f, "fp16"), 1.0f);                       // tie: to even
   EXPECT_EQ(RoundInput(1.0f + 0x1p-10f + 0x1p-11f, "fp16"), 1.0f + 0x1p-9f);  // tie: to even
   EXPECT_EQ(RoundInput(1.0f + 0x1p-11f + 0x1p-20f, "fp16"), 1.0f + 0x1p-10f);
   EXPECT_EQ(RoundInput(65519.0f, "fp16"), 65504.0f);
   EXPECT_TRUE(std::isinf(RoundInput(65520.0f, "fp16")));
-  EXPECT_EQ(RoundInput(0x1p-25f, "fp16"), 0.0f);              // half the least subnormal: even
-  EXPECT_EQ(RoundInput(0x1.8p-25f, "fp16"), 0x1p-24f);        // subnormals are kept
+  EXPECT_EQ(RoundInput(0x1p-25f, "fp16"), 0.0f);        // half the least subnormal: even
+  EXPECT_EQ(RoundInput(0x1.8p-25f, "fp16"), 0x1p-24f);  // subnormals are kept
   EXPECT_EQ(RoundInput(1.0f + 0x1p-8f, "bf16"), 1.0f);
   EXPECT_EQ(RoundInput(1.0f + 0x1.8p-8f, "bf16"), 1.0f + 0x1p-7f);
   EXPECT_EQ(RoundInput(1.0f + 0x1p-11f, "tf32"), 1.0f);
-  EXPECT_EQ(RoundInput(0x1p-130f, "tf32"), 0x1p-130f);  // a subnormal, kept
-  EXPECT_EQ(RoundInput(0x1p-140f, "tf32"), 0.0f);       // below the least one, 2^-136
-  EXPECT_EQ(RoundInput(0x1p-126f + 0x1p-140f, "tf32"), 0x1p-126f);       // 10 bits below 2^-126
+  EXPECT_EQ(RoundInput(0x1p-130f, "tf32"), 0x1p-130f);              // a subnormal, kept
+  EXPECT_EQ(RoundInput(0x1p-140f, "tf32"), 0.0f);                   // below the least one, 2^-136
+  EXPECT_EQ(RoundInput(0x1p-126f + 0x1p-140f, "tf32"), 0x1p-126f);  // 10 bits below 2^-126
   EXPECT_EQ(RoundInput(448.0f, "fp8_e4m3"), 448.0f);
   EXPECT_EQ(RoundInput(470.0f, "fp8_e4m3"), 448.0f);  // saturates, no infinity
   EXPECT_EQ(RoundInput(-1e6f, "fp8_e4m3"), -448.0f);
@@ -325,7 +329,8 @@ TEST(OpTest, CaseIdNamesTheDistributionUnlessNormal) {
 TEST(OpTest, DocsListTheQuickSuite) {
   auto text = ReadFile(testing::SourceDir() + "/docs/compat.md");
   ASSERT_TRUE(text.ok()) << text.status().ToString();
-  const std::string begin = "<!-- quick-suite-begin -->\n```\n", end = "```\n<!-- quick-suite-end -->";
+  const std::string begin = "<!-- quick-suite-begin -->\n```\n",
+                    end = "```\n<!-- quick-suite-end -->";
   const size_t b = text->find(begin), e = text->find(end);
   ASSERT_NE(b, std::string::npos);
   ASSERT_NE(e, std::string::npos);

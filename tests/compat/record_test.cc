@@ -126,8 +126,8 @@ TEST(RecordTest, CalibrationCudaFieldsAndDistRoundTrip) {
                      .seconds = 0.5};
   RunConfig cfg;
   cfg.reps = 2;
-  rec.cases.push_back(RunCpuCase(
-      *FindOp("gemm"), {"gemm", "bf16", {16, 16, 64}, "row-major", 1, "stress"}, cfg));
+  rec.cases.push_back(
+      RunCpuCase(*FindOp("gemm"), {"gemm", "bf16", {16, 16, 64}, "row-major", 1, "stress"}, cfg));
   rec.cases.back().timing.fraction_of_ceiling = 0.125;
   nlohmann::json doc = RecordToJson(rec);
   EXPECT_EQ(doc["cases"][2]["id"], "gemm/bf16/16x16x64/row-major/dist=stress/seed=1");
