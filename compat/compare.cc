@@ -580,7 +580,7 @@ std::string ComparisonTable(const Comparison& c) {
     std::string ulp = std::isnan(e.max_ulp) ? "-" : Fmt("%.0f", e.max_ulp);
     return Fmt("%.1e", e.max_rel) + "/" + ulp;
   };
-  std::snprintf(line, sizeof(line), "%-10s %-42s %-34s %-13s %-16s %-18s %s\n", "verdict", "case",
+  std::snprintf(line, sizeof(line), "%-10s %-52s %-34s %-13s %-16s %-18s %s\n", "verdict", "case",
                 "speed (time ratio, 95% CI)", "of ceiling", "vs source", "vs float64", "reason");
   out += line;
   for (const CaseComparison& k : c.cases) {
@@ -596,7 +596,7 @@ std::string ComparisonTable(const Comparison& c) {
         k.source_fraction > 0 || k.target_fraction > 0
             ? Fmt("%.0f%%", k.source_fraction * 100) + "/" + Fmt("%.0f%%", k.target_fraction * 100)
             : "-";
-    std::snprintf(line, sizeof(line), "%-10s %-42s %-34s %-13s %-16s %-18s %s\n",
+    std::snprintf(line, sizeof(line), "%-10s %-52s %-34s %-13s %-16s %-18s %s\n",
                   std::string(VerdictName(k.verdict)).c_str(), k.id.c_str(), speed.c_str(),
                   ceiling.c_str(), vs_source.c_str(), vs_truth.c_str(), k.reason.c_str());
     out += line;
