@@ -28,7 +28,10 @@ namespace {
 
 constexpr char kRunHelp[] =
     "Run a suite and write a record (cutover.compat-record/1). --backend cpu runs every op that "
-    "has a meaning on a CPU (others are recorded as n/a). --backend cuda loads the CUDA backend "
+    "has a meaning on a CPU (others are recorded as n/a; reduced-precision dtypes are emulated: "
+    "inputs rounded to the dtype, fp32 or int32 accumulation, output rounded), after measuring "
+    "the backend's copy and GEMM ceilings (about a second; a resumed run keeps the record's). "
+    "--backend cuda loads the CUDA backend "
     "plugin (libcutover_compat_cuda.so next to this binary, in ../lib/cutover/, or "
     "$CUTOVER_CUDA_PLUGIN), checks every device, prints the devices and library versions, then "
     "exits 2 because cuda suites are not built yet; with no usable driver or device it exits 3.";

@@ -222,6 +222,7 @@ TEST(CutoverBinary, CompatRunHelpIsTruthful) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("exits 2 because cuda suites are not built yet"));
   EXPECT_THAT(r.out, HasSubstr("--backend cpu runs every op that has a meaning on a CPU"));
+  EXPECT_THAT(r.out, HasSubstr("after measuring the backend's copy and GEMM ceilings"));
   EXPECT_THAT(r.out, HasSubstr("CUTOVER_CUDA_PLUGIN"));
 }
 

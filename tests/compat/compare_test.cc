@@ -58,6 +58,50 @@ TEST(CompareTest, Fp32AndFp64AccumulationNeverRegressEitherWay) {
   }
 }
 
+TEST(CompareTest, Fp32AndFp64AccumulationOfTheNewOpsNeverRegressEitherWay) {
+  const std::vector<CaseSpec> cases = {
+      {"conv2d_fwd", "fp32", {2, 16, 12, 12, 8, 3, 3, 1, 1}, "NCHW", 1},
+      {"conv2d_bwd_data", "fp32", {2, 16, 12, 12, 8, 3, 3, 2, 1}, "NHWC", 1},
+      {"conv2d_bwd_filter", "bf16", {2, 16, 12, 12, 8, 3, 3, 1, 1}, "NCHW", 1},
+      {"sdpa", "fp32", {1, 2, 128, 64}, "causal", 1},
+      {"sdpa", "fp16", {1, 2, 128, 64}, "full", 1},
+      {"gemm_batched", "tf32", {2, 32, 32, 512}, "row-major", 1},
+      {"gemm", "fp32", {32, 32, 1024}, "row-major", 1, "stress"},
+      {"gemm", "fp16", {32, 32, 1024}, "row-major", 1, "stress"},
+      {"gemm", "fp8_e4m3", {32, 32, 1024}, "row-major", 1},
+      {"gemm", "int8", {32, 32, 1024}, "row-major", 1},
+      {"reduce_sum", "fp32", {16, 4096}, "row-major", 1, "stress"},
+      {"softmax", "fp32", {16, 1024}, "row-major", 1, "stress"}};
+  CompatRecord a = RunRecord(false, cases), b = RunRecord(true, cases);
+  for (const Comparison& c : {CompareRecords(a, b), CompareRecords(b, a)}) {
+    EXPECT_FALSE(c.failed()) << ComparisonTable(c);
+    for (const CaseComparison& k : c.cases) {
+      EXPECT_TRUE(k.verdict == Verdict::kIdentical || k.verdict == Verdict::kEquivalent ||
+                  k.verdict == Verdict::kDrift)
+          << k.id << ": " << VerdictName(k.verdict) << ": " << k.reason;
+    }
+  }
+  EXPECT_EQ(CompareRecords(a, b).cases[9].verdict, Verdict::kIdentical);  // int8 is exact
+}
+
+TEST(CompareTest, Bf16BeyondItsToleranceAndInt8OffByOneAreRegressions) {
+  CompatRecord a = RunRecord(false, {{"gemm", "bf16", {32, 32, 256}, "row-major", 1},
+                                     {"gemm", "int8", {32, 32, 256}, "row-major", 1}}),
+               b = a;
+  for (double& v : b.cases[0].sample_value) v *= 1.05;  // 3 x bf16's 1.6e-2
+  b.cases[1].sample_value[7] += 1;
+  for (CaseResult& r : b.cases) r.digest = std::string(64, '0');
+  Comparison c = CompareRecords(a, b);
+  EXPECT_EQ(c.cases[0].verdict, Verdict::kRegression) << c.cases[0].reason;
+  EXPECT_EQ(c.cases[1].verdict, Verdict::kRegression) << c.cases[1].reason;
+  EXPECT_EQ(c.cases[1].target_vs_source.max_ulp, 1.0);  // int32 "ULPs" are units
+  // 1% is within bf16's tolerance of the source.
+  b = a;
+  for (double& v : b.cases[0].sample_value) v *= 1.01;
+  b.cases[0].digest = std::string(64, '0');
+  EXPECT_EQ(CompareRecords(a, b).cases[0].verdict, Verdict::kEquivalent);
+}
+
 TEST(CompareTest, PerturbedSamplesAreARegression) {
   CompatRecord a = RunRecord(false, Cases()), b = a;
   for (double& v : b.cases[0].sample_value) v *= 1.001;

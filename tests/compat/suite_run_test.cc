@@ -191,7 +191,8 @@ TEST_F(SuiteRunTest, RefusesToResumeARecordOfOtherOptions) {
             "compat run --resume: " + path + " was made with suite quick" + tail +
                 "standard (use the same options or another --record)");
   EXPECT_EQ(refused([](CompatRecord* h) { h->op_table_version = 99; }),
-            "compat run --resume: " + path + " was made with op table version 1" + tail +
+            "compat run --resume: " + path + " was made with op table version " +
+                std::to_string(kOpTableVersion) + tail +
                 "99 (use the same options or another --record)");
   EXPECT_EQ(refused([](CompatRecord* h) { h->threads = 4; }),
             "compat run --resume: " + path + " was made with threads 2" + tail +
