@@ -272,6 +272,7 @@ template <typename Acc>
 void ConvBwdDataUnits(const ConvShape& g, ConvLayout l, const float* dy, const float* w, float* dx,
                       int64_t u0, int64_t u1) {
   const int64_t P = g.P(), Q = g.Q();
+  const int64_t ysq = l == ConvLayout::kNchw ? 1 : g.k;  // dy's element stride along q
   std::vector<Acc> acc(static_cast<size_t>(g.h * g.w));
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t n = u / g.c, c = u % g.c;
@@ -286,8 +287,9 @@ void ConvBwdDataUnits(const ConvShape& g, ConvLayout l, const float* dy, const f
           const Acc wv = w[ConvWIndex(g, l, k, c, r, s)];
           for (int64_t p = p0; p < p1; ++p) {
             Acc* ar = acc.data() + (p * g.stride - g.pad + r) * g.w + (s - g.pad);
+            const float* dyr = dy + ConvYIndex(g, l, n, k, p, 0);
             for (int64_t q = q0; q < q1; ++q) {
-              ar[q * g.stride] += wv * static_cast<Acc>(dy[ConvYIndex(g, l, n, k, p, q)]);
+              ar[q * g.stride] += wv * static_cast<Acc>(dyr[q * ysq]);
             }
           }
         }
@@ -305,6 +307,9 @@ template <typename Acc>
 void ConvBwdFilterUnits(const ConvShape& g, ConvLayout l, const float* x, const float* dy,
                         float* dw, int64_t u0, int64_t u1) {
   const int64_t P = g.P(), Q = g.Q();
+  // Element strides along q of dy, and along w of x (times the stride: one q step).
+  const int64_t ysq = l == ConvLayout::kNchw ? 1 : g.k, xsw = l == ConvLayout::kNchw ? 1 : g.c;
+  const int64_t xstep = g.stride * xsw;
   std::vector<Acc> acc(static_cast<size_t>(g.r * g.s));
   for (int64_t u = u0; u < u1; ++u) {
     const int64_t k = u / g.c, c = u % g.c;
@@ -319,9 +324,10 @@ void ConvBwdFilterUnits(const ConvShape& g, ConvLayout l, const float* x, const 
           Acc a = acc[r * g.s + s];
           for (int64_t p = p0; p < p1; ++p) {
             const int64_t h = p * g.stride - g.pad + r;
+            const float* dyr = dy + ConvYIndex(g, l, n, k, p, 0);
+            const float* xr = x + ConvXIndex(g, l, n, c, h, 0) + (s - g.pad) * xsw;
             for (int64_t q = q0; q < q1; ++q) {
-              a += static_cast<Acc>(dy[ConvYIndex(g, l, n, k, p, q)]) *
-                   static_cast<Acc>(x[ConvXIndex(g, l, n, c, h, q * g.stride - g.pad + s)]);
+              a += static_cast<Acc>(dyr[q * ysq]) * static_cast<Acc>(xr[q * xstep]);
             }
           }
           acc[r * g.s + s] = a;
