@@ -28,7 +28,10 @@ namespace {
 
 constexpr char kRunHelp[] =
     "Run a suite and write a record (cutover.compat-record/1). --backend cpu runs every op that "
-    "has a meaning on a CPU (others are recorded as n/a). --backend cuda loads the CUDA backend "
+    "has a meaning on a CPU (others are recorded as n/a; reduced-precision dtypes are emulated: "
+    "inputs rounded to the dtype, fp32 or int32 accumulation, output rounded), after measuring "
+    "the backend's copy and GEMM ceilings (about a second; a resumed run keeps the record's). "
+    "--backend cuda loads the CUDA backend "
     "plugin (libcutover_compat_cuda.so next to this binary, in ../lib/cutover/, or "
     "$CUTOVER_CUDA_PLUGIN), checks every device, prints the devices and library versions, then "
     "exits 2 because cuda suites are not built yet; with no usable driver or device it exits 3.";
@@ -91,12 +94,20 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
   rec.suite = o.suite;
   rec.accumulate = o.accumulate;
   rec.threads = o.threads;
+  rec.build_type = BuildType();
   rec.created_at = NowRfc3339Utc();
   rec.cutover_version = std::string(CutoverVersion());
   CUTOVER_ASSIGN_OR_RETURN(rec.fingerprint, RecordFingerprint(o.fingerprint));
   run.config.cpu.threads = o.threads;
   run.config.cpu.fp64_accumulate = o.accumulate == "fp64";
   run.config.reps = o.reps;
+  // A resumed run keeps the record's own calibration (its fractions stay on one yardstick).
+  bool keep_calibration = false;
+  if (o.resume) {
+    Result<CompatRecord> held = LoadRecord(o.record);
+    keep_calibration = held.ok() && held->calibration.measured;
+  }
+  if (!keep_calibration) rec.calibration = CalibrateCpu(run.config.cpu);
   CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
   Progress progress(std::move(popts), "compat run", cases.size(), "cases");
   progress.StartTimer();
@@ -105,14 +116,24 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
   if (!ran.ok()) return ran.status();
   const SuiteRunResult& done = *ran;
   std::string table;
+  if (done.record.calibration.measured) {
+    char line[256];
+    std::snprintf(line, sizeof(line),
+                  "calibration: copy %.2f GB/s, fp32 GEMM %.2f GFLOP/s (%.2f s); rates below are "
+                  "also given as a fraction of these\n",
+                  done.record.calibration.copy_gbps, done.record.calibration.gemm_gflops,
+                  done.record.calibration.seconds);
+    table += line;
+  }
   for (const CaseResult& r : done.record.cases) {
     char line[256];
     if (r.status == "ok") {
-      std::snprintf(line, sizeof(line), "%-44s %10.3f ms %10.2f %s%s\n", r.id.c_str(),
+      std::snprintf(line, sizeof(line), "%-58s %10.3f ms %10.2f %-7s %5.1f%%%s\n", r.id.c_str(),
                     r.timing.median_s * 1e3, r.timing.rate, r.timing.rate_unit.c_str(),
+                    r.timing.fraction_of_ceiling * 100,
                     r.deterministic ? "" : "  NOT deterministic");
     } else {
-      std::snprintf(line, sizeof(line), "%-44s %s (%s)\n", r.id.c_str(), r.status.c_str(),
+      std::snprintf(line, sizeof(line), "%-58s %s (%s)\n", r.id.c_str(), r.status.c_str(),
                     r.error.c_str());
     }
     table += line;
@@ -143,31 +164,48 @@ Result<int> RunCompare(const CompareOptions& o, const GlobalOptions& g) {
 }
 
 Result<int> RunList(const GlobalOptions& g) {
-  std::string table = "op           dtypes   shape          quick cases   cpu\n";
+  std::string table =
+      "op                 dtypes                                layouts      shape                 "
+      "      cpu  description\n";
   nlohmann::json ops = nlohmann::json::array();
+  auto join = [](const std::vector<std::string>& v) {
+    std::string out;
+    for (const auto& x : v) out += (out.empty() ? "" : ",") + x;
+    return out;
+  };
   for (const OpDescriptor& d : OpRegistry()) {
-    std::string dt, quick;
-    for (const auto& x : d.dtypes) dt += (dt.empty() ? "" : ",") + x;
-    for (const auto& s : d.quick) {
-      std::string dims;
-      for (size_t i = 0; i < s.size(); ++i) dims += (i ? "x" : "") + std::to_string(s[i]);
-      quick += (quick.empty() ? "" : " ") + dims;
-    }
     char line[512];
-    std::snprintf(line, sizeof(line), "%-12s %-8s %-14s %-13s %s  %s\n", d.name.c_str(), dt.c_str(),
-                  d.shape_meaning.c_str(), quick.c_str(), d.on_cpu ? "yes" : "n/a",
-                  d.description.c_str());
+    std::snprintf(line, sizeof(line), "%-18s %-37s %-12s %-31s %-4s %s\n", d.name.c_str(),
+                  join(d.dtypes).c_str(), join(d.layouts).c_str(), d.shape_meaning.c_str(),
+                  d.on_cpu ? "yes" : "n/a", d.description.c_str());
     table += line;
+    nlohmann::json suites = nlohmann::json::object();
+    for (Suite s : {Suite::kQuick, Suite::kStandard, Suite::kFull}) {
+      Result<std::vector<CaseSpec>> cases = SuiteCases(s, {d.name});
+      nlohmann::json ids = nlohmann::json::array();
+      if (cases.ok()) {
+        for (const CaseSpec& c : *cases) ids.push_back(c.Id());
+      }
+      suites[std::string(SuiteName(s))] = ids;
+    }
     ops.push_back({{"name", d.name},
                    {"dtypes", d.dtypes},
+                   {"layouts", d.layouts},
                    {"shape", d.shape_meaning},
                    {"quick", d.quick},
                    {"standard", d.standard},
                    {"full", d.full},
+                   {"cases", suites},
                    {"cpu", d.on_cpu},
                    {"description", d.description}});
   }
-  table += "suites: quick, standard, full\n";
+  CUTOVER_ASSIGN_OR_RETURN(std::vector<CaseSpec> quick, SuiteCases(Suite::kQuick, {}));
+  table += "\nquick suite (" + std::to_string(quick.size()) + " cases):\n";
+  for (const CaseSpec& c : quick) {
+    const OpDescriptor* d = FindOp(c.op);
+    table += "  " + c.Id() + (d->on_cpu ? "" : "  (n/a on cpu)") + "\n";
+  }
+  table += "suites: quick, standard, full (cutover compat list --json gives every case ID)\n";
   CUTOVER_RETURN_IF_ERROR(EmitResult(g,
                                      {{"schema", "cutover.compat-list/1"},
                                       {"ops", ops},

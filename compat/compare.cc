@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 
+#include "compat/dtype.h"
 #include "compat/philox.h"
 #include "compat/runner.h"
 #include "core/json.h"
@@ -69,7 +70,13 @@ double UlpDistance(double x, double r, std::string_view dtype) {
     return static_cast<double>(std::llabs(OrderedFloat(xf) - OrderedFloat(rf)));
   }
   if (dtype == "fp64") return static_cast<double>(std::fabs(OrderedDouble(x) - OrderedDouble(r)));
-  if (dtype == "u8") return std::fabs(x - std::nearbyint(r));
+  if (dtype == "u8" || dtype == "int32") return std::fabs(x - std::nearbyint(r));
+  if (dtype == "fp16" || dtype == "bf16") {
+    const FloatFormat f = FormatOf(dtype);
+    const float xf = RoundToFormat(static_cast<float>(x), f);
+    const float rf = RoundToFormat(static_cast<float>(r), f);
+    return std::fabs(FormatPosition(xf, f) - FormatPosition(rf, f));
+  }
   return std::numeric_limits<double>::quiet_NaN();
 }
 
@@ -113,14 +120,18 @@ CaseComparison CompareCase(const CaseResult& s, const CaseResult& t) {
     return c;
   }
   CompareSpeed(s, t, &c);
+  c.source_fraction = s.timing.fraction_of_ceiling;
+  c.target_fraction = t.timing.fraction_of_ceiling;
   if (s.sample_index == t.sample_index && s.sample_value.size() == s.sample_index.size() &&
       t.sample_value.size() == t.sample_index.size() &&
       t.sample_truth.size() == t.sample_index.size() &&
       s.sample_truth.size() == s.sample_index.size()) {
     c.has_error_stats = true;
-    c.target_vs_source = MeasureError(t.sample_value, s.sample_value, s.spec.dtype);
-    c.target_vs_truth = MeasureError(t.sample_value, t.sample_truth, s.spec.dtype);
-    c.source_vs_truth = MeasureError(s.sample_value, s.sample_truth, s.spec.dtype);
+    // ULPs of the output's dtype (a fp8 gemm's bf16, an int8 gemm's int32).
+    const std::string od(OutputDtype(s.spec.dtype));
+    c.target_vs_source = MeasureError(t.sample_value, s.sample_value, od);
+    c.target_vs_truth = MeasureError(t.sample_value, t.sample_truth, od);
+    c.source_vs_truth = MeasureError(s.sample_value, s.sample_truth, od);
   }
   for (size_t i = 0; i < std::min(s.tiles.size(), t.tiles.size()); ++i) {
     if (s.tiles[i] != t.tiles[i]) ++c.differing_tiles;
@@ -281,18 +292,54 @@ Status CheckComparable(const CompatRecord& source, const CompatRecord& target,
   return Status::Ok();
 }
 
-void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& target,
-                              std::vector<std::string>* differences,
-                              std::vector<std::string>* notes) {
-  auto differ = [&](const std::string& what, const std::string& a, const std::string& b) {
+bool SetupDifference::Explains(const std::string& op, const std::string& dtype) const {
+  if (fp32_only && dtype != "fp32") return false;
+  if (ops.empty()) return true;
+  for (const std::string& p : ops) {
+    if (op.compare(0, p.size(), p) == 0) return true;
+  }
+  return false;
+}
+
+std::vector<SetupDifference> SetupDifferences(const CompatRecord& source,
+                                              const CompatRecord& target,
+                                              std::vector<std::string>* notes) {
+  std::vector<SetupDifference> out;
+  const std::vector<std::string> kGpuKernels = {"gemm", "conv2d", "sdpa"};
+  auto differ = [&](const std::string& what, const std::string& a, const std::string& b,
+                    const std::string& why = "", std::vector<std::string> ops = {},
+                    bool fp32_only = false) {
     if (a != b) {
-      differences->push_back(what + " " + (a.empty() ? "unknown" : a) + " vs " +
-                             (b.empty() ? "unknown" : b));
+      out.push_back(
+          {what + " " + (a.empty() ? "unknown" : a) + " vs " + (b.empty() ? "unknown" : b), why,
+           std::move(ops), fp32_only});
     }
   };
-  differ("backend", source.backend, target.backend);
-  differ("accumulate", source.accumulate, target.accumulate);
-  if (source.backend == "cuda" || target.backend == "cuda") {
+  differ("backend", source.backend, target.backend,
+         "another backend runs other kernels (summation order, fused multiply-add, libm)");
+  differ("accumulate", source.accumulate, target.accumulate,
+         "sums are rounded at another precision");
+  if (!source.build_type.empty() && !target.build_type.empty()) {
+    differ("build type", source.build_type, target.build_type,
+           "another optimisation level may contract multiply-adds differently");
+  }
+  auto yes_no = [](int v) { return v < 0 ? std::string() : v ? "allowed" : "disabled"; };
+  if (source.tf32_allowed >= 0 && target.tf32_allowed >= 0) {
+    differ("TF32", yes_no(source.tf32_allowed), yes_no(target.tf32_allowed),
+           "with TF32 allowed, fp32 GEMM and convolution round their inputs to 10 mantissa bits",
+           {"gemm", "conv2d", "sdpa"}, true);
+  }
+  if (source.sm_count >= 0 && target.sm_count >= 0) {
+    differ("SM count", std::to_string(source.sm_count), std::to_string(target.sm_count),
+           "cuBLAS and cuDNN choose kernels and split-K by SM count, which changes the "
+           "summation order",
+           kGpuKernels);
+  }
+  const bool cuda = source.backend == "cuda" || target.backend == "cuda";
+  auto lacks = [](const CompatRecord& r) {
+    return r.backend == "cuda" && (r.sm_count < 0 || r.tf32_allowed < 0);
+  };
+  if (cuda && (lacks(source) || lacks(target))) {
     notes->push_back(
         "the records do not hold the SM count or whether TF32 was allowed; cuBLAS results are "
         "bitwise reproducible only on the same architecture and SM count");
@@ -300,7 +347,7 @@ void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& ta
   const nlohmann::json &fs = source.fingerprint, &ft = target.fingerprint;
   if (!fs.is_object() || !ft.is_object()) {
     notes->push_back("a record embeds no fingerprint: host differences are unknown");
-    return;
+    return out;
   }
   // A scalar at `ptr` as text, "" when absent or not a scalar.
   auto text = [](const nlohmann::json& fp, const std::string& ptr) -> std::string {
@@ -322,6 +369,20 @@ void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& ta
     }
     return out;
   };
+  // The architecture generations ("sm_8x") of the compute capabilities, joined.
+  auto generations = [&each](const nlohmann::json& fp) {
+    std::string caps = each(fp, "/gpus", "compute_capability"), out;
+    size_t at = 0;
+    while (at < caps.size()) {
+      size_t end = caps.find(", ", at);
+      if (end == std::string::npos) end = caps.size();
+      const std::string cc = caps.substr(at, end - at);
+      const std::string major = cc.substr(0, cc.find('.'));
+      if (!major.empty()) out += (out.empty() ? "sm_" : ", sm_") + major + "x";
+      at = end + 2;
+    }
+    return out;
+  };
   // The versions of the libraries named `name` (exactly), joined.
   auto library = [](const nlohmann::json& fp, const std::string& name) {
     std::string out;
@@ -336,21 +397,45 @@ void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& ta
     for (const std::string& v : versions) out += (out.empty() ? "" : ", ") + v;
     return out;
   };
+  const std::string arch_why =
+      "another GPU architecture runs other kernels (tile shapes, summation order, tensor-core "
+      "accumulation)";
   differ("CPU", text(fs, "/cpu/model"), text(ft, "/cpu/model"));
-  differ("glibc", text(fs, "/os/glibc"), text(ft, "/os/glibc"));
-  differ("GPU", each(fs, "/gpus", "name"), each(ft, "/gpus", "name"));
+  differ("glibc", text(fs, "/os/glibc"), text(ft, "/os/glibc"),
+         "another libm may round exp and erf differently", {"softmax", "gelu", "silu", "sdpa"});
+  differ("GPU", each(fs, "/gpus", "name"), each(ft, "/gpus", "name"),
+         "another GPU model may have another SM count or architecture");
   differ("compute capability", each(fs, "/gpus", "compute_capability"),
-         each(ft, "/gpus", "compute_capability"));
+         each(ft, "/gpus", "compute_capability"), arch_why);
+  differ("GPU generation", generations(fs), generations(ft), arch_why);
   differ("driver", text(fs, "/driver/version"), text(ft, "/driver/version"));
   differ("driver CUDA", text(fs, "/driver/cuda_version"), text(ft, "/driver/cuda_version"));
   differ("CUDA toolkit", each(fs, "/cuda/toolkits", "version"),
          each(ft, "/cuda/toolkits", "version"));
-  for (const char* lib : {"cublas", "cublasLt", "cudnn"}) {
-    differ(lib, library(fs, lib), library(ft, lib));
+  for (const char* lib : {"cublas", "cublasLt"}) {
+    differ(lib, library(fs, lib), library(ft, lib),
+           "another cuBLAS may pick other GEMM kernels (summation order, split-K)", {"gemm"});
   }
-  for (const char* var :
-       {"NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE", "CUBLAS_WORKSPACE_CONFIG"}) {
-    differ(var, text(fs, std::string("/env/") + var), text(ft, std::string("/env/") + var));
+  differ("cudnn", library(fs, "cudnn"), library(ft, "cudnn"),
+         "another cuDNN may pick other convolution and attention engines", {"conv2d", "sdpa"});
+  differ("nccl", library(fs, "nccl"), library(ft, "nccl"),
+         "another NCCL may reduce in another order",
+         {"all_reduce", "reduce_scatter", "all_gather", "broadcast"});
+  for (const char* var : {"NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"}) {
+    differ(var, text(fs, std::string("/env/") + var), text(ft, std::string("/env/") + var),
+           "it switches TF32 math for fp32 GEMM and convolution", {"gemm", "conv2d", "sdpa"}, true);
+  }
+  differ("CUBLAS_WORKSPACE_CONFIG", text(fs, "/env/CUBLAS_WORKSPACE_CONFIG"),
+         text(ft, "/env/CUBLAS_WORKSPACE_CONFIG"),
+         "the cuBLAS workspace size limits which GEMM kernels may run", {"gemm"});
+  return out;
+}
+
+void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& target,
+                              std::vector<std::string>* differences,
+                              std::vector<std::string>* notes) {
+  for (const SetupDifference& d : SetupDifferences(source, target, notes)) {
+    differences->push_back(d.text);
   }
 }
 
@@ -378,7 +463,10 @@ void BootstrapRatio(const std::vector<double>& a, const std::vector<double>& b, 
 
 Comparison CompareRecords(const CompatRecord& source, const CompatRecord& target) {
   Comparison out;
-  DescribeSetupDifferences(source, target, &out.setup_differences, &out.notes);
+  const std::vector<SetupDifference> setup = SetupDifferences(source, target, &out.notes);
+  for (const SetupDifference& d : setup) out.setup_differences.push_back(d.text);
+  out.source_calibration = source.calibration;
+  out.target_calibration = target.calibration;
   std::map<std::string, const CaseResult*> in_target;
   for (const CaseResult& t : target.cases) in_target[t.id] = &t;
   std::map<std::string, bool> seen;
@@ -395,6 +483,13 @@ Comparison CompareRecords(const CompatRecord& source, const CompatRecord& target
     out.cases.push_back(CompareCase(s, *it->second));
     CaseComparison& c = out.cases.back();
     if (c.verdict == Verdict::kDrift || c.verdict == Verdict::kRegression) {
+      std::string likely;
+      for (const SetupDifference& d : setup) {
+        if (d.why.empty() || !d.Explains(s.spec.op, s.spec.dtype)) continue;
+        c.likely_causes.push_back(d.text + " (" + d.why + ")");
+        likely += (likely.empty() ? "" : "; ") + c.likely_causes.back();
+      }
+      if (!likely.empty()) c.reason += "; likely cause: " + likely;
       std::string why;
       for (const std::string& d : out.setup_differences) why += (why.empty() ? "" : ", ") + d;
       c.reason +=
@@ -437,28 +532,38 @@ nlohmann::json ComparisonToJson(const Comparison& c) {
                 {"target_vs_truth", stats(k.target_vs_truth)},
                 {"source_vs_truth", stats(k.source_vs_truth)}};
     }
-    cases.push_back({{"id", k.id},
-                     {"op", k.op},
-                     {"verdict", VerdictName(k.verdict)},
-                     {"reason", k.reason},
-                     {"q_target_source", num(k.q_target_source)},
-                     {"q_source_truth", num(k.q_source_truth)},
-                     {"q_target_truth", num(k.q_target_truth)},
-                     {"rtol", k.rtol},
-                     {"atol", k.atol},
-                     {"differing_tiles", k.differing_tiles},
-                     {"errors", errors},
-                     {"nan_count", {{"source", k.source_nan}, {"target", k.target_nan}}},
-                     {"inf_count", {{"source", k.source_inf}, {"target", k.target_inf}}},
-                     {"speed", SpeedVerdictName(k.speed)},
-                     {"time_ratio", num(k.time_ratio)},
-                     {"time_ratio_ci95", {num(k.ratio_lo), num(k.ratio_hi)}},
-                     {"unstable_timing", k.unstable_timing}});
+    cases.push_back(
+        {{"id", k.id},
+         {"op", k.op},
+         {"verdict", VerdictName(k.verdict)},
+         {"reason", k.reason},
+         {"q_target_source", num(k.q_target_source)},
+         {"q_source_truth", num(k.q_source_truth)},
+         {"q_target_truth", num(k.q_target_truth)},
+         {"rtol", k.rtol},
+         {"atol", k.atol},
+         {"differing_tiles", k.differing_tiles},
+         {"errors", errors},
+         {"nan_count", {{"source", k.source_nan}, {"target", k.target_nan}}},
+         {"inf_count", {{"source", k.source_inf}, {"target", k.target_inf}}},
+         {"speed", SpeedVerdictName(k.speed)},
+         {"time_ratio", num(k.time_ratio)},
+         {"time_ratio_ci95", {num(k.ratio_lo), num(k.ratio_hi)}},
+         {"unstable_timing", k.unstable_timing},
+         {"fraction_of_ceiling", {{"source", k.source_fraction}, {"target", k.target_fraction}}},
+         {"likely_causes", k.likely_causes}});
   }
   summary["slower"] = c.CountSpeed(SpeedVerdict::kSlower);
   summary["faster"] = c.CountSpeed(SpeedVerdict::kFaster);
+  auto calibration = [](const Calibration& k) {
+    return k.measured ? nlohmann::json{{"copy_gbps", k.copy_gbps}, {"gemm_gflops", k.gemm_gflops}}
+                      : nlohmann::json();
+  };
   return {{"schema", kCompatCompareSchema},
           {"failed", c.failed()},
+          {"calibration",
+           {{"source", calibration(c.source_calibration)},
+            {"target", calibration(c.target_calibration)}}},
           {"fail_on_slower", c.fail_on_slower},
           {"speed_min_effect", kSpeedMinEffect},
           {"summary", summary},
@@ -475,8 +580,8 @@ std::string ComparisonTable(const Comparison& c) {
     std::string ulp = std::isnan(e.max_ulp) ? "-" : Fmt("%.0f", e.max_ulp);
     return Fmt("%.1e", e.max_rel) + "/" + ulp;
   };
-  std::snprintf(line, sizeof(line), "%-10s %-42s %-34s %-16s %-18s %s\n", "verdict", "case",
-                "speed (time ratio, 95% CI)", "vs source", "vs float64", "reason");
+  std::snprintf(line, sizeof(line), "%-10s %-52s %-34s %-13s %-16s %-18s %s\n", "verdict", "case",
+                "speed (time ratio, 95% CI)", "of ceiling", "vs source", "vs float64", "reason");
   out += line;
   for (const CaseComparison& k : c.cases) {
     std::string speed = std::string(SpeedVerdictName(k.speed));
@@ -486,9 +591,14 @@ std::string ComparisonTable(const Comparison& c) {
     }
     const std::string vs_source = k.has_error_stats ? err(k.target_vs_source) : "-";
     const std::string vs_truth = k.has_error_stats ? err(k.target_vs_truth) : "-";
-    std::snprintf(line, sizeof(line), "%-10s %-42s %-34s %-16s %-18s %s\n",
+    // Each side's rate as a share of its own calibrated ceiling: "41%/38%".
+    const std::string ceiling =
+        k.source_fraction > 0 || k.target_fraction > 0
+            ? Fmt("%.0f%%", k.source_fraction * 100) + "/" + Fmt("%.0f%%", k.target_fraction * 100)
+            : "-";
+    std::snprintf(line, sizeof(line), "%-10s %-52s %-34s %-13s %-16s %-18s %s\n",
                   std::string(VerdictName(k.verdict)).c_str(), k.id.c_str(), speed.c_str(),
-                  vs_source.c_str(), vs_truth.c_str(), k.reason.c_str());
+                  ceiling.c_str(), vs_source.c_str(), vs_truth.c_str(), k.reason.c_str());
     out += line;
   }
   out += std::to_string(c.cases.size()) + " cases:";
@@ -501,9 +611,19 @@ std::string ComparisonTable(const Comparison& c) {
     out += "; " + std::to_string(n) + " slower" + (c.fail_on_slower ? " (failing)" : "");
   }
   out += "\n";
+  auto calibration = [](const Calibration& k) {
+    return k.measured
+               ? Fmt("copy %.1f GB/s, ", k.copy_gbps) + Fmt("GEMM %.1f GFLOP/s", k.gemm_gflops)
+               : std::string("not calibrated");
+  };
+  if (c.source_calibration.measured || c.target_calibration.measured) {
+    out += "ceilings: source " + calibration(c.source_calibration) + "; target " +
+           calibration(c.target_calibration) + "\n";
+  }
   for (const std::string& d : c.setup_differences) out += "setups differ: " + d + "\n";
   for (const std::string& n : c.notes) out += "note: " + n + "\n";
   out += "errors: max relative error/max ULP distance of the target at the sampled positions\n";
+  out += "of ceiling: each side's rate as a share of its own calibrated copy or GEMM rate\n";
   return out;
 }
 

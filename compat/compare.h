@@ -3,9 +3,12 @@
 // assert_close-style tolerances (compat/op.h ToleranceFor), error figures (relative error, ULP
 // distance, normwise error) of the target against the source and against the truth, and a speed
 // verdict from a bootstrap interval on the ratio of median times. A drift or regression names
-// what the two records say differs in their setup (accumulate mode, backend, and from the
-// embedded fingerprints CPU, glibc, GPU, compute capability, driver, CUDA, cuBLAS, cuDNN, TF32
-// and cuBLAS environment variables).
+// what the two records say differs in their setup (accumulate mode, backend, build type, TF32
+// setting and SM count of cuda records, and from the embedded fingerprints CPU, glibc, GPU,
+// compute capability and generation, driver, CUDA, cuBLAS, cuDNN, NCCL, TF32 and cuBLAS
+// environment variables), and first the differences that explain a drift of that op ("likely
+// cause": a TF32 change explains fp32 GEMM and convolution, a cuBLAS change GEMM, a cuDNN change
+// convolution and attention, an SM count or GPU generation change every GPU kernel).
 //
 // Error measure: for outputs x and reference r at the sampled positions,
 //   q = max_i |x_i - r_i| / (atol + rtol * max(|r_i|, rms(truth)))
@@ -89,6 +92,10 @@ struct CaseComparison {
   SpeedVerdict speed = SpeedVerdict::kUnknown;
   double time_ratio = 0, ratio_lo = 0, ratio_hi = 0;  // target / source median time; 95% CI
   bool unstable_timing = false;  // (p90 - p10) / median > kUnstableSpread on either side
+  // Each side's rate as a fraction of its own calibrated ceiling (0: not calibrated).
+  double source_fraction = 0, target_fraction = 0;
+  // The setup differences that explain a drift or regression of this op, with why.
+  std::vector<std::string> likely_causes;
 };
 
 inline constexpr double kUnstableSpread = 0.25;
@@ -99,6 +106,8 @@ struct Comparison {
   // NVIDIA A100 vs NVIDIA H100", ...), and what they cannot say (notes).
   std::vector<std::string> setup_differences;
   std::vector<std::string> notes;
+  // The two records' calibrated ceilings (measured = false for a record without them).
+  Calibration source_calibration, target_calibration;
   // Set by the caller (compare --fail-on-slower): a case judged slower then fails too.
   bool fail_on_slower = false;
   // True when any case is a regression or broken, or slower with fail_on_slower (the command
@@ -116,7 +125,21 @@ struct Comparison {
 Status CheckComparable(const CompatRecord& source, const CompatRecord& target,
                        const std::string& source_name, const std::string& target_name);
 
-// The setup differences and notes of Comparison, from the records' headers and fingerprints.
+// One difference between the setups of two records, and which cases it can explain.
+struct SetupDifference {
+  std::string text;              // "cublas 12.4.5.8 vs 12.6.3.3"
+  std::string why;               // "another cuBLAS may pick other GEMM kernels"; "" unknown
+  std::vector<std::string> ops;  // op-name prefixes it explains ("gemm", "conv2d"); empty: all
+  bool fp32_only = false;        // explains only cases of dtype fp32 (TF32)
+  // True when this difference can explain a numerics change of `op` in `dtype`.
+  bool Explains(const std::string& op, const std::string& dtype) const;
+};
+std::vector<SetupDifference> SetupDifferences(const CompatRecord& source,
+                                              const CompatRecord& target,
+                                              std::vector<std::string>* notes);
+
+// The setup differences (as text) and notes of Comparison, from the records' headers and
+// fingerprints.
 void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& target,
                               std::vector<std::string>* differences,
                               std::vector<std::string>* notes);

@@ -40,6 +40,12 @@ Result<CaseResult> CaseFromJson(const json& c, const std::string& what) {
   CUTOVER_ASSIGN_OR_RETURN(r.spec.dtype, GetString(c, "/dtype", what));
   CUTOVER_ASSIGN_OR_RETURN(r.spec.layout, GetString(c, "/layout", what));
   CUTOVER_ASSIGN_OR_RETURN(r.spec.seed, GetUint(c, "/seed", what));
+  if (const json* d = FindJson(c, "/dist"); d != nullptr) {
+    if (!d->is_string()) return Status::InvalidArgument(what + ": /dist: expected a string");
+    r.spec.dist = d->get<std::string>();
+    Status ok = ParseDist(r.spec.dist);
+    if (!ok.ok()) return Status::InvalidArgument(what + ": /dist: " + ok.message());
+  }
   CUTOVER_ASSIGN_OR_RETURN(const json* shape, GetArray(c, "/shape", what));
   for (size_t i = 0; i < shape->size(); ++i) {
     CUTOVER_ASSIGN_OR_RETURN(int64_t d, GetInt(c, "/shape/" + std::to_string(i), what));
@@ -96,6 +102,10 @@ Result<CaseResult> CaseFromJson(const json& c, const std::string& what) {
   CUTOVER_ASSIGN_OR_RETURN(r.timing.p90_s, GetDouble(c, "/timing/p90_s", what));
   CUTOVER_ASSIGN_OR_RETURN(r.timing.rate, GetDouble(c, "/timing/rate", what));
   CUTOVER_ASSIGN_OR_RETURN(r.timing.rate_unit, GetString(c, "/timing/rate_unit", what));
+  if (FindJson(c, "/timing/fraction_of_ceiling") != nullptr) {
+    CUTOVER_ASSIGN_OR_RETURN(r.timing.fraction_of_ceiling,
+                             GetDouble(c, "/timing/fraction_of_ceiling", what));
+  }
   return r;
 }
 
@@ -108,17 +118,30 @@ json RecordToJson(const CompatRecord& rec) {
       {"suite", rec.suite},
       {"accumulate", rec.accumulate},
       {"threads", rec.threads},
+      {"fp64_accumulate", rec.accumulate == "fp64"},
+      {"build_type", rec.build_type},
       {"op_table_version", rec.op_table_version},
       {"created_at", rec.created_at},
       {"cutover_version", rec.cutover_version},
       {"fingerprint", rec.fingerprint},
       {"cases", json::array()}};
+  if (rec.calibration.measured) {
+    const Calibration& k = rec.calibration;
+    doc["calibration"] = {{"copy_gbps", k.copy_gbps},
+                          {"gemm_gflops", k.gemm_gflops},
+                          {"copy_bytes", k.copy_bytes},
+                          {"gemm_shape", k.gemm_shape},
+                          {"seconds", k.seconds}};
+  }
+  if (rec.tf32_allowed >= 0) doc["tf32_allowed"] = rec.tf32_allowed == 1;
+  if (rec.sm_count >= 0) doc["sm_count"] = rec.sm_count;
   for (const CaseResult& r : rec.cases) {
     json c = {{"id", r.id},
               {"op", r.spec.op},
               {"dtype", r.spec.dtype},
               {"shape", r.spec.shape},
               {"layout", r.spec.layout},
+              {"dist", r.spec.dist},
               {"seed", r.spec.seed},
               {"status", r.status}};
     if (!r.error.empty()) c["error"] = r.error;
@@ -144,7 +167,8 @@ json RecordToJson(const CompatRecord& rec) {
                   {"p10_s", r.timing.p10_s},
                   {"p90_s", r.timing.p90_s},
                   {"rate", r.timing.rate},
-                  {"rate_unit", r.timing.rate_unit}}}});
+                  {"rate_unit", r.timing.rate_unit},
+                  {"fraction_of_ceiling", r.timing.fraction_of_ceiling}}}});
     }
     doc["cases"].push_back(std::move(c));
   }
@@ -162,6 +186,38 @@ Result<CompatRecord> RecordFromJson(const json& doc, const std::string& what) {
   CUTOVER_ASSIGN_OR_RETURN(int64_t table, GetInt(doc, "/op_table_version", what));
   rec.op_table_version = static_cast<int>(table);
   CUTOVER_ASSIGN_OR_RETURN(rec.created_at, GetString(doc, "/created_at", what));
+  if (const json* v = FindJson(doc, "/build_type"); v != nullptr && v->is_string()) {
+    rec.build_type = *v;
+  }
+  if (const json* fp64 = FindJson(doc, "/fp64_accumulate"); fp64 != nullptr) {
+    if (!fp64->is_boolean() || fp64->get<bool>() != (rec.accumulate == "fp64")) {
+      return Status::InvalidArgument(what + ": /fp64_accumulate: does not match /accumulate '" +
+                                     rec.accumulate + "'");
+    }
+  }
+  if (FindJson(doc, "/calibration") != nullptr) {
+    Calibration& k = rec.calibration;
+    k.measured = true;
+    CUTOVER_ASSIGN_OR_RETURN(k.copy_gbps, GetDouble(doc, "/calibration/copy_gbps", what));
+    CUTOVER_ASSIGN_OR_RETURN(k.gemm_gflops, GetDouble(doc, "/calibration/gemm_gflops", what));
+    CUTOVER_ASSIGN_OR_RETURN(k.copy_bytes, GetDouble(doc, "/calibration/copy_bytes", what));
+    CUTOVER_ASSIGN_OR_RETURN(k.seconds, GetDouble(doc, "/calibration/seconds", what));
+    CUTOVER_ASSIGN_OR_RETURN(const json* shape, GetArray(doc, "/calibration/gemm_shape", what));
+    for (size_t i = 0; i < shape->size(); ++i) {
+      CUTOVER_ASSIGN_OR_RETURN(int64_t d,
+                               GetInt(doc, "/calibration/gemm_shape/" + std::to_string(i), what));
+      k.gemm_shape.push_back(d);
+    }
+  }
+  if (const json* v = FindJson(doc, "/tf32_allowed"); v != nullptr && !v->is_null()) {
+    if (!v->is_boolean())
+      return Status::InvalidArgument(what + ": /tf32_allowed: expected a boolean");
+    rec.tf32_allowed = v->get<bool>() ? 1 : 0;
+  }
+  if (FindJson(doc, "/sm_count") != nullptr && !FindJson(doc, "/sm_count")->is_null()) {
+    CUTOVER_ASSIGN_OR_RETURN(int64_t sm, GetInt(doc, "/sm_count", what));
+    rec.sm_count = static_cast<int>(sm);
+  }
   if (const json* v = FindJson(doc, "/cutover_version"); v != nullptr && v->is_string()) {
     rec.cutover_version = *v;
   }

@@ -28,6 +28,9 @@ struct CaseTiming {
   double median_s = 0, p10_s = 0, p90_s = 0;
   double rate = 0;        // flops (or bytes) / median, in rate_unit
   std::string rate_unit;  // "GFLOP/s" | "GB/s"
+  // rate / the record's calibrated ceiling of the same unit (copy GB/s or GEMM GFLOP/s); 0 when
+  // the record has no calibration.
+  double fraction_of_ceiling = 0;
 };
 
 struct CaseResult {
@@ -48,11 +51,29 @@ struct CaseResult {
   CaseTiming timing;
 };
 
+// The backend's own ceilings, measured at the start of a run (compat/runner.h Calibrate): a
+// large copy's bandwidth and a large GEMM's rate, so that each case's rate is also a fraction of
+// what this device can do and hosts of different generations compare fairly.
+struct Calibration {
+  bool measured = false;            // false: an older record without calibration
+  double copy_gbps = 0;             // bytes read + written / second, best of the repetitions
+  double gemm_gflops = 0;           // fp32 GEMM, 2 M N K / second, best of the repetitions
+  double copy_bytes = 0;            // the copy's bytes read + written
+  std::vector<int64_t> gemm_shape;  // M, N, K
+  double seconds = 0;               // the calibration's wall time
+};
+
 struct CompatRecord {
   std::string backend;     // "cpu" | "cuda"
   std::string suite;       // "quick" | ...
   std::string accumulate;  // "fp32" | "fp64"
   int threads = 0;
+  std::string build_type;  // the CMake build type of the cutover that ran it ("" unknown)
+  Calibration calibration;
+  // cuda records only (absent for cpu): whether TF32 tensor-core math was allowed for fp32
+  // GEMM and convolution, and the device's SM count. -1: not recorded.
+  int tf32_allowed = -1;  // 0 | 1 | -1
+  int sm_count = -1;
   int op_table_version = kOpTableVersion;
   std::string created_at;  // RFC 3339 UTC
   std::string cutover_version;

@@ -30,6 +30,58 @@ std::vector<uint64_t> SamplePositions(const CaseSpec& spec, uint64_t n, size_t c
   return pos;
 }
 
+Calibration CalibrateCpu(const cpu::CpuConfig& cfg) {
+  using Clock = std::chrono::steady_clock;
+  const auto start = Clock::now();
+  Calibration cal;
+  cal.measured = true;
+  cpu::CpuConfig c = cfg;
+  c.fp64_accumulate = false;
+  const int64_t n = int64_t{1} << 24;  // 64 MiB of floats
+  std::vector<float> src(static_cast<size_t>(n), 1.0f), dst(static_cast<size_t>(n), 0.0f);
+  cal.copy_bytes = 8.0 * static_cast<double>(n);
+  double best = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto t0 = Clock::now();
+    cpu::Copy(c, n, src.data(), dst.data());
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (s > 0) best = std::max(best, cal.copy_bytes / s / 1e9);
+  }
+  cal.copy_gbps = best;
+  const int64_t m = 768;
+  cal.gemm_shape = {m, m, m};
+  std::vector<float> a(static_cast<size_t>(m * m)), b(a.size()), out(a.size());
+  FillNormal(PhiloxKeyForId("calibration/gemm"), 0, 0, 1, a.data(), a.size());
+  FillNormal(PhiloxKeyForId("calibration/gemm"), 1, 0, 1, b.data(), b.size());
+  best = 0;
+  for (int i = 0; i < 3; ++i) {
+    auto t0 = Clock::now();
+    cpu::Gemm(c, m, m, m, a.data(), b.data(), out.data());
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    if (s > 0) best = std::max(best, 2.0 * m * m * m / s / 1e9);
+  }
+  cal.gemm_gflops = best;
+  cal.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+  return cal;
+}
+
+double FractionOfCeiling(const Calibration& cal, const CaseTiming& timing) {
+  if (!cal.measured || timing.rate <= 0) return 0;
+  const double ceiling = timing.rate_unit == "GB/s"      ? cal.copy_gbps
+                         : timing.rate_unit == "GFLOP/s" ? cal.gemm_gflops
+                                                         : 0;
+  return ceiling > 0 ? timing.rate / ceiling : 0;
+}
+
+std::string BuildType() {
+#ifdef CUTOVER_BUILD_TYPE
+  const std::string t = CUTOVER_BUILD_TYPE;
+  return t.empty() ? "unspecified" : t;
+#else
+  return "unspecified";
+#endif
+}
+
 double Quantile(std::vector<double> v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

@@ -9,6 +9,7 @@
 #define CUTOVER_COMPAT_RUNNER_H_
 
 #include <cstddef>
+#include <string>
 #include <vector>
 
 #include "compat/op.h"
@@ -29,6 +30,18 @@ std::vector<uint64_t> SamplePositions(const CaseSpec& spec, uint64_t n, size_t c
 
 // Runs one case on the cpu backend. An op with no meaning on a CPU gives status "n/a".
 CaseResult RunCpuCase(const OpDescriptor& op, const CaseSpec& spec, const RunConfig& cfg);
+
+// Measures the cpu backend's ceilings with cfg's threads (under a second or two on 2 cores): the
+// best of 3 copies of 64 MiB (cpu::Copy; bytes read + written) and of 3 fp32 GEMMs of 768^3
+// (cpu::Gemm; fp32 accumulation whatever cfg says, so fp32 and fp64 runs share a yardstick).
+Calibration CalibrateCpu(const cpu::CpuConfig& cfg);
+
+// timing.rate / the calibration's ceiling of the same unit (GB/s: copy, GFLOP/s: GEMM); 0 when
+// there is none.
+double FractionOfCeiling(const Calibration& cal, const CaseTiming& timing);
+
+// The CMake build type cutover was built with ("Release", ...; "unspecified" when none).
+std::string BuildType();
 
 // median, p10, p90 (linear interpolation between order statistics).
 double Quantile(std::vector<double> v, double q);

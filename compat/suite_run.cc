@@ -53,6 +53,8 @@ Result<SuiteRunResult> RunSuiteToRecord(const SuiteRunOptions& opts,
       ++out.kept;
     } else {
       out.record.cases.push_back(RunCpuCase(*FindOp(c.op), c, opts.config));
+      CaseTiming& t = out.record.cases.back().timing;
+      t.fraction_of_ceiling = FractionOfCeiling(out.record.calibration, t);
       have.insert(c.Id());
       ++out.ran;
       CUTOVER_RETURN_IF_ERROR(SaveRecord(opts.record_path, out.record));

@@ -27,8 +27,9 @@ namespace cutover {
 struct SuiteRunOptions {
   std::string record_path;
   bool resume = false;  // keep the cases an existing record at record_path holds
-  // The record's header (backend, suite, accumulate, threads, created_at, cutover_version,
-  // fingerprint); its cases are ignored. On resume the existing record's header is kept.
+  // The record's header (backend, suite, accumulate, threads, build_type, calibration,
+  // created_at, cutover_version, fingerprint); its cases are ignored. On resume the existing
+  // record's header is kept.
   CompatRecord header;
   std::vector<CaseSpec> cases;
   RunConfig config;
@@ -46,9 +47,10 @@ struct SuiteRunResult {
 Status CheckResumable(const CompatRecord& held, const CompatRecord& want, const std::string& path);
 
 // Runs every case of `opts.cases` the record does not hold yet (all of them without resume or
-// when record_path does not exist) and writes the record after each one. `on_case` (may be
-// empty) is called once per case of the list, kept or run. Errors: a record that cannot be read
-// or resumed (InvalidArgument / FailedPrecondition, exit 2), a write failure (IoError).
+// when record_path does not exist) and writes the record after each one. Each case run gets its
+// timing.fraction_of_ceiling from the record's calibration (the held record's on resume). `on_case`
+// (may be empty) is called once per case of the list, kept or run. Errors: a record that cannot be
+// read or resumed (InvalidArgument / FailedPrecondition, exit 2), a write failure (IoError).
 // REQUIRES: every case names a registered op; header.backend is "cpu".
 Result<SuiteRunResult> RunSuiteToRecord(const SuiteRunOptions& opts,
                                         const std::function<void()>& on_case);

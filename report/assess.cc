@@ -276,6 +276,13 @@ int Assessment::Count(const std::string& severity) const {
 
 std::map<std::string, double> MeasuredCeilings(const CompatRecord& rec) {
   std::map<std::string, double> out;
+  if (rec.calibration.measured && rec.calibration.copy_gbps > 0 &&
+      rec.calibration.gemm_gflops > 0) {
+    // The record's own calibration (compat run measures it first).
+    out["GB/s"] = rec.calibration.copy_gbps;
+    out["GFLOP/s"] = rec.calibration.gemm_gflops;
+    return out;
+  }
   for (const CaseResult& c : rec.cases) {
     double rate = RateOf(&c);
     if (rate <= 0) continue;
@@ -291,6 +298,23 @@ std::map<std::string, double> MeasuredCeilings(const CompatRecord& rec) {
 Result<Assessment> Assess(AssessInputs inputs) {
   if (inputs.compat_source.has_value() != inputs.compat_target.has_value()) {
     return Status::InvalidArgument("assess: --compat needs two records, the source's and the target's");
+  }
+  if (inputs.compat_source) {
+    // Records of another op table (or a case defined differently) cannot be joined case by
+    // case: refuse them as compat compare does, rather than report false verdicts.
+    auto name = [&inputs](const char* key, const char* fallback) {
+      auto it = inputs.input_paths.find(key);
+      return it != inputs.input_paths.end() ? it->second : std::string(fallback);
+    };
+    Status comparable = CheckComparable(*inputs.compat_source, *inputs.compat_target,
+                                        name("compat source", "the source record"),
+                                        name("compat target", "the target record"));
+    if (!comparable.ok()) {
+      std::string msg = comparable.message();
+      const std::string prefix = "compat compare: ";
+      if (msg.rfind(prefix, 0) == 0) msg = msg.substr(prefix.size());
+      return Status::FailedPrecondition("assess: --compat: " + msg);
+    }
   }
   if (inputs.datasync_plan) {
     CUTOVER_RETURN_IF_ERROR(

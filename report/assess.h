@@ -97,11 +97,13 @@ struct Assessment {
   int ExitCode() const { return verdict == "no-go" ? 1 : 0; }
 };
 
-// Checks the optional documents' schemas (InvalidArgument naming the input) and judges.
+// Checks the optional documents' schemas (InvalidArgument naming the input), that the two compat
+// records are comparable case by case (compat/compare.h CheckComparable: FailedPrecondition
+// "assess: --compat: src.rec has op table version 1, dst.rec 2: ...") and judges.
 Result<Assessment> Assess(AssessInputs inputs);
 
-// The best measured rate per unit of a record (see the header comment); units with no case
-// measured are absent.
+// The ceilings of a record: its calibration (copy GB/s, GEMM GFLOP/s) when it has one, else the
+// best measured rate per unit (see the header comment); units with no case measured are absent.
 std::map<std::string, double> MeasuredCeilings(const CompatRecord& rec);
 
 nlohmann::json AssessmentToJson(const Assessment& a);

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compat/backend_loader.h"
+#include "compat/op.h"
 #include "tests/harness/test_env.h"
 
 extern char** environ;
@@ -221,6 +222,7 @@ TEST(CutoverBinary, CompatRunHelpIsTruthful) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("exits 2 because cuda suites are not built yet"));
   EXPECT_THAT(r.out, HasSubstr("--backend cpu runs every op that has a meaning on a CPU"));
+  EXPECT_THAT(r.out, HasSubstr("after measuring the backend's copy and GEMM ceilings"));
   EXPECT_THAT(r.out, HasSubstr("CUTOVER_CUDA_PLUGIN"));
 }
 
@@ -314,12 +316,21 @@ TEST(CutoverBinary, CompatRunKilledResumesAndCompareExitCodes) {
                                   "fp64 (use the same options or another --record)\n"));
   ProcResult resumed = RunCutover(with_record("part.rec", {"--resume"}));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
-  EXPECT_THAT(resumed.out, HasSubstr("3 cases written to " + dir.Join("part.rec") +
-                                     " (1 kept from the record, 2 run now)"));
+  // softmax's quick cases include a stress one: 4 cases.
+  EXPECT_THAT(resumed.out, HasSubstr("4 cases written to " + dir.Join("part.rec") +
+                                     " (1 kept from the record, 3 run now)"));
+  // The resumed run kept the killed run's calibration: one yardstick for every case.
+  nlohmann::json part = nlohmann::json::parse(Slurp(dir.Join("part.rec")));
+  ASSERT_TRUE(part.contains("calibration")) << resumed.out;
+  EXPECT_GT(part["calibration"]["gemm_gflops"].get<double>(), 0);
+  char kept[64];
+  std::snprintf(kept, sizeof(kept), "calibration: copy %.2f GB/s",
+                part["calibration"]["copy_gbps"].get<double>());
+  EXPECT_THAT(resumed.out, HasSubstr(kept));
   // The same numerics as the uninterrupted run (speed is not judged into the exit code).
   ProcResult same = RunCutover({"compat", "compare", dir.Join("whole.rec"), dir.Join("part.rec")});
   EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
-  EXPECT_THAT(same.out, HasSubstr("3 cases: 2 identical 1 n/a"));
+  EXPECT_THAT(same.out, HasSubstr("4 cases: 3 identical 1 n/a"));
 
   // Steady timings on the source, twice as long on the target: slower, and failing only with
   // --fail-on-slower.
@@ -343,15 +354,16 @@ TEST(CutoverBinary, CompatRunKilledResumesAndCompareExitCodes) {
   gate.push_back("--fail-on-slower");
   ProcResult slow = RunCutover(gate);
   EXPECT_EQ(slow.exit_code, 1) << slow.out;
-  EXPECT_THAT(slow.out, HasSubstr("3 cases: 2 identical 1 n/a; 2 slower (failing)"));
+  EXPECT_THAT(slow.out, HasSubstr("4 cases: 3 identical 1 n/a; 3 slower (failing)"));
 
-  doc["op_table_version"] = 2;
+  doc["op_table_version"] = kOpTableVersion + 1;
   std::ofstream(dir.Join("v2.rec")) << doc.dump();
   ProcResult other = RunCutover({"compat", "compare", dir.Join("whole.rec"), dir.Join("v2.rec")});
   EXPECT_EQ(other.exit_code, 2);
   EXPECT_EQ(other.err, "cutover: compat compare: " + dir.Join("whole.rec") +
-                           " has op table version 1, " + dir.Join("v2.rec") +
-                           " 2: cases of different op tables are not comparable (record both "
+                           " has op table version " + std::to_string(kOpTableVersion) + ", " +
+                           dir.Join("v2.rec") + " " + std::to_string(kOpTableVersion + 1) +
+                           ": cases of different op tables are not comparable (record both "
                            "with the same cutover)\n");
 }
 

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "compat/dtype.h"
 #include "compat/runner.h"
 #include "tests/harness/schema_check.h"
 
@@ -55,6 +56,50 @@ TEST(CompareTest, Fp32AndFp64AccumulationNeverRegressEitherWay) {
       EXPECT_NE(k.verdict, Verdict::kBroken) << k.id;
     }
   }
+}
+
+TEST(CompareTest, Fp32AndFp64AccumulationOfTheNewOpsNeverRegressEitherWay) {
+  const std::vector<CaseSpec> cases = {
+      {"conv2d_fwd", "fp32", {2, 16, 12, 12, 8, 3, 3, 1, 1}, "NCHW", 1},
+      {"conv2d_bwd_data", "fp32", {2, 16, 12, 12, 8, 3, 3, 2, 1}, "NHWC", 1},
+      {"conv2d_bwd_filter", "bf16", {2, 16, 12, 12, 8, 3, 3, 1, 1}, "NCHW", 1},
+      {"sdpa", "fp32", {1, 2, 128, 64}, "causal", 1},
+      {"sdpa", "fp16", {1, 2, 128, 64}, "full", 1},
+      {"gemm_batched", "tf32", {2, 32, 32, 512}, "row-major", 1},
+      {"gemm", "fp32", {32, 32, 1024}, "row-major", 1, "stress"},
+      {"gemm", "fp16", {32, 32, 1024}, "row-major", 1, "stress"},
+      {"gemm", "fp8_e4m3", {32, 32, 1024}, "row-major", 1},
+      {"gemm", "int8", {32, 32, 1024}, "row-major", 1},
+      {"reduce_sum", "fp32", {16, 4096}, "row-major", 1, "stress"},
+      {"softmax", "fp32", {16, 1024}, "row-major", 1, "stress"}};
+  CompatRecord a = RunRecord(false, cases), b = RunRecord(true, cases);
+  for (const Comparison& c : {CompareRecords(a, b), CompareRecords(b, a)}) {
+    EXPECT_FALSE(c.failed()) << ComparisonTable(c);
+    for (const CaseComparison& k : c.cases) {
+      EXPECT_TRUE(k.verdict == Verdict::kIdentical || k.verdict == Verdict::kEquivalent ||
+                  k.verdict == Verdict::kDrift)
+          << k.id << ": " << VerdictName(k.verdict) << ": " << k.reason;
+    }
+  }
+  EXPECT_EQ(CompareRecords(a, b).cases[9].verdict, Verdict::kIdentical);  // int8 is exact
+}
+
+TEST(CompareTest, Bf16BeyondItsToleranceAndInt8OffByOneAreRegressions) {
+  CompatRecord a = RunRecord(false, {{"gemm", "bf16", {32, 32, 256}, "row-major", 1},
+                                     {"gemm", "int8", {32, 32, 256}, "row-major", 1}}),
+               b = a;
+  for (double& v : b.cases[0].sample_value) v *= 1.05;  // 3 x bf16's 1.6e-2
+  b.cases[1].sample_value[7] += 1;
+  for (CaseResult& r : b.cases) r.digest = std::string(64, '0');
+  Comparison c = CompareRecords(a, b);
+  EXPECT_EQ(c.cases[0].verdict, Verdict::kRegression) << c.cases[0].reason;
+  EXPECT_EQ(c.cases[1].verdict, Verdict::kRegression) << c.cases[1].reason;
+  EXPECT_EQ(c.cases[1].target_vs_source.max_ulp, 1.0);  // int32 "ULPs" are units
+  // 1% is within bf16's tolerance of the source.
+  b = a;
+  for (double& v : b.cases[0].sample_value) v *= 1.01;
+  b.cases[0].digest = std::string(64, '0');
+  EXPECT_EQ(CompareRecords(a, b).cases[0].verdict, Verdict::kEquivalent);
 }
 
 TEST(CompareTest, PerturbedSamplesAreARegression) {
@@ -119,7 +164,10 @@ TEST(CompareTest, UlpDistanceIsToTheTruthRoundedToTheDtype) {
   EXPECT_EQ(MeasureError({-tiny}, {tiny}, "fp32").max_ulp, 2.0);
   EXPECT_EQ(MeasureError({std::nextafter(third, 1.0)}, {third}, "fp64").max_ulp, 1.0);
   EXPECT_EQ(MeasureError({5}, {3}, "u8").max_ulp, 2.0);
-  EXPECT_TRUE(std::isnan(MeasureError({1.0}, {1.0}, "bf16").max_ulp));
+  // bf16: 1 + 2^-7 is the next value after 1; the truth is rounded to bf16 first.
+  EXPECT_EQ(MeasureError({1.0 + 0x1p-7}, {1.0 + 0x1p-9}, "bf16").max_ulp, 1.0);
+  EXPECT_EQ(MeasureError({7}, {4}, "int32").max_ulp, 3.0);
+  EXPECT_TRUE(std::isnan(MeasureError({1.0}, {1.0}, "fp8_e4m3").max_ulp));
 }
 
 TEST(CompareTest, RelativeErrorAgainstZero) {
@@ -208,12 +256,13 @@ TEST(CompareTest, SlowerFailsOnlyWhenAsked) {
 TEST(CompareTest, RecordsOfAnotherOpTableAreRefused) {
   CompatRecord a = RunRecord(false, Cases()), b = a;
   EXPECT_TRUE(CheckComparable(a, b, "a.rec", "b.rec").ok());
-  b.op_table_version = 2;
+  a.op_table_version = 1;
   Status s = CheckComparable(a, b, "a.rec", "b.rec");
   EXPECT_EQ(s.code(), Code::kFailedPrecondition);
   EXPECT_EQ(s.message(),
             "compat compare: a.rec has op table version 1, b.rec 2: cases of different op "
             "tables are not comparable (record both with the same cutover)");
+  EXPECT_EQ(b.op_table_version, kOpTableVersion);
 }
 
 TEST(CompareTest, ACaseDefinedDifferentlyIsRefused) {
@@ -272,8 +321,8 @@ TEST(CompareTest, SetupDifferencesFromTheFingerprints) {
   DescribeSetupDifferences(a, b, &differences, &notes);
   EXPECT_EQ(differences, (std::vector<std::string>{
                              "GPU NVIDIA A100-SXM4-80GB vs NVIDIA H100 80GB HBM3",
-                             "compute capability 8.0 vs 9.0", "cublas 12.4.5.8 vs 12.6.3.3",
-                             "NVIDIA_TF32_OVERRIDE 0 vs 1"}));
+                             "compute capability 8.0 vs 9.0", "GPU generation sm_8x vs sm_9x",
+                             "cublas 12.4.5.8 vs 12.6.3.3", "NVIDIA_TF32_OVERRIDE 0 vs 1"}));
   EXPECT_EQ(notes, std::vector<std::string>{
                        "the records do not hold the SM count or whether TF32 was allowed; "
                        "cuBLAS results are bitwise reproducible only on the same architecture "
@@ -306,6 +355,150 @@ TEST(CompareTest, OneUlpOffEverywhereIsOneUlp) {
   Comparison c = CompareRecords(a, b);
   EXPECT_EQ(c.cases[0].target_vs_source.max_ulp, 1.0);
   EXPECT_EQ(c.cases[0].verdict, Verdict::kEquivalent) << c.cases[0].reason;
+}
+
+// Two cuda records of the same cases whose every case drifts: source 0.9 x tolerance above the
+// truth, target 0.9 x tolerance below it (made by hand: there is no GPU here).
+std::pair<CompatRecord, CompatRecord> DriftingCudaPair() {
+  CompatRecord a = RunRecord(false, {{"gemm", "fp32", {32, 32, 512}, "row-major", 1},
+                                     {"gemm", "bf16", {32, 32, 512}, "row-major", 1},
+                                     {"conv2d_fwd", "fp32", {1, 4, 8, 8, 4, 3, 3, 1, 1}, "NHWC", 1},
+                                     {"sdpa", "fp16", {1, 1, 32, 16}, "causal", 1},
+                                     {"softmax", "fp32", {8, 64}, "row-major", 1}});
+  a.backend = "cuda";
+  a.tf32_allowed = 0;
+  a.sm_count = 132;
+  CompatRecord b = a;
+  for (size_t k = 0; k < a.cases.size(); ++k) {
+    CaseResult &s = a.cases[k], &t = b.cases[k];
+    const Tolerance tol = ToleranceFor(s.spec.dtype, s.reduction_length);
+    for (size_t i = 0; i < s.sample_truth.size(); ++i) {
+      const double x = s.sample_truth[i], d = 0.9 * (tol.atol + tol.rtol * std::fabs(x));
+      s.sample_value[i] = x + d;
+      t.sample_value[i] = x - d;
+    }
+    t.digest = std::string(64, '0');
+  }
+  return {a, b};
+}
+
+const CaseComparison& Case(const Comparison& c, const std::string& id_prefix) {
+  for (const CaseComparison& k : c.cases) {
+    if (k.id.rfind(id_prefix, 0) == 0) return k;
+  }
+  ADD_FAILURE() << "no case " << id_prefix;
+  return c.cases[0];
+}
+
+bool Mentions(const std::vector<std::string>& causes, const std::string& what) {
+  for (const std::string& c : causes) {
+    if (c.rfind(what, 0) == 0) return true;
+  }
+  return false;
+}
+
+TEST(CompareTest, ATf32ChangeExplainsFp32GemmAndConvOnly) {
+  auto [a, b] = DriftingCudaPair();
+  b.tf32_allowed = 1;
+  Comparison c = CompareRecords(a, b);
+  // Both records hold TF32 and the SM count: the only note is about the missing fingerprints.
+  EXPECT_EQ(c.notes,
+            std::vector<std::string>{"a record embeds no fingerprint: host differences are "
+                                     "unknown"});
+  EXPECT_EQ(c.setup_differences, std::vector<std::string>{"TF32 disabled vs allowed"});
+  const CaseComparison& gemm = Case(c, "gemm/fp32");
+  ASSERT_EQ(gemm.verdict, Verdict::kDrift) << gemm.reason;
+  EXPECT_EQ(gemm.likely_causes,
+            std::vector<std::string>{"TF32 disabled vs allowed (with TF32 allowed, fp32 GEMM and "
+                                     "convolution round their inputs to 10 mantissa bits)"});
+  EXPECT_NE(gemm.reason.find("; likely cause: TF32 disabled vs allowed"), std::string::npos)
+      << gemm.reason;
+  EXPECT_TRUE(Mentions(Case(c, "conv2d_fwd/fp32").likely_causes, "TF32"));
+  // A bf16 GEMM and a softmax are not TF32 math: the difference is listed, not blamed.
+  const CaseComparison& bf16 = Case(c, "gemm/bf16");
+  ASSERT_EQ(bf16.verdict, Verdict::kDrift);
+  EXPECT_TRUE(bf16.likely_causes.empty());
+  EXPECT_EQ(bf16.reason.find("likely cause"), std::string::npos);
+  EXPECT_NE(bf16.reason.find("; setups differ: TF32 disabled vs allowed"), std::string::npos);
+  EXPECT_TRUE(Case(c, "softmax").likely_causes.empty());
+  nlohmann::json doc = ComparisonToJson(c);
+  EXPECT_EQ(doc["cases"][0]["likely_causes"].size(), 1u);
+}
+
+TEST(CompareTest, LibraryAndSmCountChangesExplainTheirOps) {
+  auto [a, b] = DriftingCudaPair();
+  a.fingerprint = GpuFingerprint("NVIDIA H100 80GB HBM3", "9.0", "12.4.5.8", "0");
+  b.fingerprint = GpuFingerprint("NVIDIA H100 80GB HBM3", "9.0", "12.6.3.3", "0");
+  b.fingerprint["libraries"][1]["version"] = "9.5.0";  // cuDNN 9.1.0 -> 9.5.0
+  b.sm_count = 114;
+  Comparison c = CompareRecords(a, b);
+  EXPECT_EQ(c.setup_differences,
+            (std::vector<std::string>{"SM count 132 vs 114", "cublas 12.4.5.8 vs 12.6.3.3",
+                                      "cudnn 9.1.0 vs 9.5.0"}));
+  const CaseComparison& gemm = Case(c, "gemm/fp32");
+  EXPECT_TRUE(Mentions(gemm.likely_causes, "SM count 132 vs 114"));
+  EXPECT_TRUE(Mentions(gemm.likely_causes, "cublas 12.4.5.8 vs 12.6.3.3"));
+  EXPECT_FALSE(Mentions(gemm.likely_causes, "cudnn"));
+  const CaseComparison& conv = Case(c, "conv2d_fwd");
+  EXPECT_TRUE(Mentions(conv.likely_causes, "cudnn 9.1.0 vs 9.5.0"));
+  EXPECT_FALSE(Mentions(conv.likely_causes, "cublas"));
+  EXPECT_TRUE(Mentions(Case(c, "sdpa").likely_causes, "cudnn"));
+  EXPECT_TRUE(Case(c, "softmax").likely_causes.empty());  // our own kernel: none of these
+}
+
+TEST(CompareTest, AGpuGenerationChangeExplainsEveryCase) {
+  auto [a, b] = DriftingCudaPair();
+  a.fingerprint = GpuFingerprint("NVIDIA A100-SXM4-80GB", "8.0", "12.4.5.8", "0");
+  b.fingerprint = GpuFingerprint("NVIDIA H100 80GB HBM3", "9.0", "12.4.5.8", "0");
+  Comparison c = CompareRecords(a, b);
+  EXPECT_EQ(
+      c.setup_differences,
+      (std::vector<std::string>{"GPU NVIDIA A100-SXM4-80GB vs NVIDIA H100 80GB HBM3",
+                                "compute capability 8.0 vs 9.0", "GPU generation sm_8x vs sm_9x"}));
+  for (const CaseComparison& k : c.cases) {
+    ASSERT_EQ(k.verdict, Verdict::kDrift) << k.id;
+    EXPECT_TRUE(Mentions(k.likely_causes, "GPU generation sm_8x vs sm_9x")) << k.id;
+  }
+  // The same generation, another part (sm_80 vs sm_86): no generation line.
+  b.fingerprint = GpuFingerprint("NVIDIA A10", "8.6", "12.4.5.8", "0");
+  Comparison same = CompareRecords(a, b);
+  EXPECT_EQ(same.setup_differences,
+            (std::vector<std::string>{"GPU NVIDIA A100-SXM4-80GB vs NVIDIA A10",
+                                      "compute capability 8.0 vs 8.6"}));
+}
+
+TEST(CompareTest, CudaRecordsWithoutTf32OrSmCountGetANote) {
+  auto [a, b] = DriftingCudaPair();
+  b.sm_count = -1;
+  std::vector<std::string> differences, notes;
+  DescribeSetupDifferences(a, b, &differences, &notes);
+  EXPECT_TRUE(differences.empty());  // an unknown SM count is not a difference
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_EQ(notes[0].rfind("the records do not hold the SM count", 0), 0u);
+}
+
+TEST(CompareTest, Fp16UlpsAndCeilingFractions) {
+  CompatRecord a = RunRecord(false, {{"gemm", "fp16", {16, 16, 64}, "row-major", 1}}), b = a;
+  a.calibration = {.measured = true, .copy_gbps = 10, .gemm_gflops = 100};
+  a.cases[0].timing.fraction_of_ceiling = 0.5;
+  b.cases[0].timing.fraction_of_ceiling = 0.25;
+  const FloatFormat h = kFp16Format;
+  for (double& v : b.cases[0].sample_value) {
+    // One fp16 ulp up.
+    v = v == 0 ? 0x1p-24 : v + std::ldexp(1.0, std::max(std::ilogb(v), h.emin) - h.mant);
+  }
+  b.cases[0].digest = std::string(64, '0');
+  Comparison c = CompareRecords(a, b);
+  EXPECT_EQ(c.cases[0].target_vs_source.max_ulp, 1.0);
+  EXPECT_EQ(c.cases[0].source_vs_truth.max_ulp, 0.0);  // correctly rounded fp16 outputs
+  EXPECT_EQ(c.cases[0].source_fraction, 0.5);
+  EXPECT_EQ(c.cases[0].target_fraction, 0.25);
+  const std::string table = ComparisonTable(c);
+  EXPECT_NE(table.find("50%/25%"), std::string::npos) << table;
+  EXPECT_NE(table.find("ceilings: source copy 10.0 GB/s, GEMM 100.0 GFLOP/s; target not "
+                       "calibrated"),
+            std::string::npos)
+      << table;
 }
 
 }  // namespace

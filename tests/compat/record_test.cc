@@ -113,5 +113,82 @@ TEST(RecordTest, SchemaAndFieldErrorsNameTheField) {
             "fields (softmax/fp32/9x100/row-major/seed=1)");
 }
 
+// A record with the new header fields (calibration, build type, the cuda-only TF32 and SM
+// count) and a stress case round-trips and validates against the schema.
+TEST(RecordTest, CalibrationCudaFieldsAndDistRoundTrip) {
+  CompatRecord rec = SmallRecord();
+  rec.build_type = "Release";
+  rec.calibration = {.measured = true,
+                     .copy_gbps = 12.5,
+                     .gemm_gflops = 40.25,
+                     .copy_bytes = 8.0 * (1 << 24),
+                     .gemm_shape = {768, 768, 768},
+                     .seconds = 0.5};
+  RunConfig cfg;
+  cfg.reps = 2;
+  rec.cases.push_back(
+      RunCpuCase(*FindOp("gemm"), {"gemm", "bf16", {16, 16, 64}, "row-major", 1, "stress"}, cfg));
+  rec.cases.back().timing.fraction_of_ceiling = 0.125;
+  nlohmann::json doc = RecordToJson(rec);
+  EXPECT_EQ(doc["cases"][2]["id"], "gemm/bf16/16x16x64/row-major/dist=stress/seed=1");
+  EXPECT_EQ(doc["cases"][2]["dist"], "stress");
+  EXPECT_EQ(doc["fp64_accumulate"], false);
+  EXPECT_FALSE(doc.contains("tf32_allowed"));  // a cpu record leaves the cuda fields out
+  CUTOVER_EXPECT_VALID(doc, "compat-record-1.json");
+  auto back = RecordFromJson(doc, "r.rec");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->build_type, "Release");
+  EXPECT_TRUE(back->calibration.measured);
+  EXPECT_EQ(back->calibration.gemm_gflops, 40.25);
+  EXPECT_EQ(back->calibration.gemm_shape, (std::vector<int64_t>{768, 768, 768}));
+  EXPECT_EQ(back->cases[2].spec.dist, "stress");
+  EXPECT_EQ(back->cases[2].timing.fraction_of_ceiling, 0.125);
+  EXPECT_EQ(back->tf32_allowed, -1);
+  EXPECT_EQ(RecordToJson(*back), doc);
+
+  rec.backend = "cuda";
+  rec.tf32_allowed = 0;
+  rec.sm_count = 132;
+  doc = RecordToJson(rec);
+  EXPECT_EQ(doc["tf32_allowed"], false);
+  EXPECT_EQ(doc["sm_count"], 132);
+  CUTOVER_EXPECT_VALID(doc, "compat-record-1.json");
+  back = RecordFromJson(doc, "r.rec");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->tf32_allowed, 0);
+  EXPECT_EQ(back->sm_count, 132);
+}
+
+TEST(RecordTest, BadDistAndInconsistentAccumulateAreInvalid) {
+  nlohmann::json doc = RecordToJson(SmallRecord());
+  doc["cases"][0]["dist"] = "cauchy";
+  EXPECT_EQ(RecordFromJson(doc, "r.rec").status().message(),
+            "r.rec: /cases/0: /dist: unknown input distribution 'cauchy' (use normal, uniform, "
+            "stress)");
+  doc = RecordToJson(SmallRecord());
+  doc["cases"][0]["dist"] = "stress";  // the ID says normal
+  EXPECT_EQ(RecordFromJson(doc, "r.rec").status().message(),
+            "r.rec: /cases/0: case softmax/fp32/8x100/row-major/seed=1 does not match its "
+            "fields (softmax/fp32/8x100/row-major/dist=stress/seed=1)");
+  doc = RecordToJson(SmallRecord());
+  doc["fp64_accumulate"] = true;
+  EXPECT_EQ(RecordFromJson(doc, "r.rec").status().message(),
+            "r.rec: /fp64_accumulate: does not match /accumulate 'fp32'");
+}
+
+// Records written before the dist field existed (no "dist", no calibration) still read.
+TEST(RecordTest, ARecordWithoutTheNewFieldsReads) {
+  nlohmann::json doc = RecordToJson(SmallRecord());
+  doc.erase("fp64_accumulate");
+  doc.erase("build_type");
+  doc["cases"][0].erase("dist");
+  doc["cases"][0]["timing"].erase("fraction_of_ceiling");
+  auto back = RecordFromJson(doc, "r.rec");
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->cases[0].spec.dist, "normal");
+  EXPECT_FALSE(back->calibration.measured);
+  CUTOVER_EXPECT_VALID(doc, "compat-record-1.json");
+}
+
 }  // namespace
 }  // namespace cutover

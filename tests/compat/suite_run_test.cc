@@ -191,7 +191,8 @@ TEST_F(SuiteRunTest, RefusesToResumeARecordOfOtherOptions) {
             "compat run --resume: " + path + " was made with suite quick" + tail +
                 "standard (use the same options or another --record)");
   EXPECT_EQ(refused([](CompatRecord* h) { h->op_table_version = 99; }),
-            "compat run --resume: " + path + " was made with op table version 1" + tail +
+            "compat run --resume: " + path + " was made with op table version " +
+                std::to_string(kOpTableVersion) + tail +
                 "99 (use the same options or another --record)");
   EXPECT_EQ(refused([](CompatRecord* h) { h->threads = 4; }),
             "compat run --resume: " + path + " was made with threads 2" + tail +
@@ -209,6 +210,42 @@ TEST_F(SuiteRunTest, ResumeOfAnUnreadableRecordIsAnError) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
   EXPECT_EQ(r.status().message().rfind(path + ": ", 0), 0u) << r.status().message();
+}
+
+// Each case's rate is also a fraction of the record's calibrated ceiling of its unit, and a
+// resumed run measures against the calibration the record already holds.
+TEST_F(SuiteRunTest, FractionsOfTheRecordsCalibrationSurviveAResume) {
+  const std::string path = dir_.Join("r.rec");
+  SuiteRunOptions first = Options(path, false);
+  first.header.calibration = {.measured = true, .copy_gbps = 2.0, .gemm_gflops = 4.0};
+  first.cases.resize(2);  // gemm (GFLOP/s) and softmax (GB/s)
+  auto a = RunSuiteToRecord(first, nullptr);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  const CaseTiming& gemm = a->record.cases[0].timing;
+  const CaseTiming& softmax = a->record.cases[1].timing;
+  EXPECT_DOUBLE_EQ(gemm.fraction_of_ceiling, gemm.rate / 4.0);
+  EXPECT_DOUBLE_EQ(softmax.fraction_of_ceiling, softmax.rate / 2.0);
+  SuiteRunOptions again = Options(path, true);
+  again.header.calibration = {.measured = true, .copy_gbps = 100.0, .gemm_gflops = 100.0};
+  auto b = RunSuiteToRecord(again, nullptr);
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->record.calibration.gemm_gflops, 4.0);
+  const CaseTiming& sum = b->record.cases[3].timing;  // reduce_sum, run now
+  EXPECT_DOUBLE_EQ(sum.fraction_of_ceiling, sum.rate / 2.0);
+  // Without a calibration the fraction is 0 (unknown).
+  auto c = RunSuiteToRecord(Options(dir_.Join("plain.rec"), false), nullptr);
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->record.cases[0].timing.fraction_of_ceiling, 0);
+}
+
+TEST(CalibrationTest, CpuCeilingsAreMeasuredQuickly) {
+  Calibration cal = CalibrateCpu(cpu::CpuConfig{.threads = 2, .fp64_accumulate = true});
+  EXPECT_TRUE(cal.measured);
+  EXPECT_GT(cal.copy_gbps, 0);
+  EXPECT_GT(cal.gemm_gflops, 0);
+  EXPECT_EQ(cal.gemm_shape, (std::vector<int64_t>{768, 768, 768}));
+  EXPECT_EQ(cal.copy_bytes, 8.0 * (1 << 24));
+  EXPECT_LT(cal.seconds, 10.0);  // about 1 s on 2 loaded cores; the brief allows ~3
 }
 
 }  // namespace

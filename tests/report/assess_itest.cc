@@ -97,6 +97,32 @@ TEST_F(AssessCli, BadInputIsOneLineAndExitTwo) {
   EXPECT_NE(out.find("not a fingerprint"), std::string::npos) << out;
 }
 
+// Two real records of different op tables: assess refuses them (exit 2, one line) instead of
+// judging cases whose inputs or meaning differ.
+TEST_F(AssessCli, RefusesCompatRecordsOfAnotherOpTable) {
+  std::string out;
+  ASSERT_EQ(RunShell(Cutover() + " compat run --ops reduce_max --reps 2 --quiet --record " +
+                         dir_.Join("a.rec") + " >/dev/null 2>&1",
+                     &out),
+            0)
+      << out;
+  nlohmann::json rec = nlohmann::json::parse(Slurp(dir_.Join("a.rec")));
+  const int version = rec["op_table_version"].get<int>();
+  rec["op_table_version"] = version - 1;
+  std::ofstream(dir_.Join("old.rec")) << rec.dump();
+  EXPECT_EQ(
+      Assess("--source " + Fp("h100-cuda12.4") + " --target " + Fp("h100-cuda12.4") + " --compat " +
+                 dir_.Join("old.rec") + " " + dir_.Join("a.rec") + " --out " + dir_.Join("r"),
+             &out),
+      2);
+  EXPECT_EQ(out, "cutover: assess: --compat: " + dir_.Join("old.rec") + " has op table version " +
+                     std::to_string(version - 1) + ", " + dir_.Join("a.rec") + " " +
+                     std::to_string(version) +
+                     ": cases of different op tables are not comparable (record both with the "
+                     "same cutover)\n");
+  EXPECT_FALSE(Exists(dir_.Join("r/report.html")));
+}
+
 TEST_F(AssessCli, RedactHidesHostnamesAndUuidsInEveryFile) {
   // Files-only collection finds no hostname in the fixture tree: give the target one.
   nlohmann::json fp = nlohmann::json::parse(Slurp(Fp("a100-cuda11.8")));

@@ -220,6 +220,43 @@ TEST(AssessTest, RejectsHalfACompatPairAndBadPrices) {
   EXPECT_TRUE(Has(bad.status().message(), "--datasync")) << bad.status().ToString();
 }
 
+TEST(AssessTest, RefusesCompatRecordsOfAnotherOpTable) {
+  AssessInputs in = Pair("h100-cuda12.4", "h100-cuda12.4");
+  in.input_paths["compat source"] = "src.rec";
+  in.input_paths["compat target"] = "dst.rec";
+  in.compat_source = Record(GemmCase(0, 1e-3, std::string(64, 'a')), 2e-3);
+  in.compat_target = in.compat_source;
+  in.compat_target->op_table_version = kOpTableVersion + 1;
+  Result<Assessment> a = Assess(in);
+  EXPECT_EQ(a.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(a.status().message(),
+            "assess: --compat: src.rec has op table version " + std::to_string(kOpTableVersion) +
+                ", dst.rec " + std::to_string(kOpTableVersion + 1) +
+                ": cases of different op tables are not comparable (record both with the same "
+                "cutover)");
+  // A case defined differently (another output count) is refused too.
+  in.compat_target = in.compat_source;
+  in.compat_target->cases[0].output_count += 1;
+  a = Assess(in);
+  EXPECT_EQ(a.status().code(), Code::kFailedPrecondition);
+  EXPECT_TRUE(Has(a.status().message(), "is defined differently in src.rec and dst.rec"))
+      << a.status().ToString();
+}
+
+TEST(AssessTest, CeilingsComeFromTheRecordsCalibrationWhenItHasOne) {
+  AssessInputs in = Pair("h100-cuda12.4", "h100-cuda12.4");
+  CompatRecord r = Record(GemmCase(0, 1e-3, std::string(64, 'a')), 2e-3);
+  r.calibration = {.measured = true,
+                   .copy_gbps = 2 * r.cases[1].timing.rate,
+                   .gemm_gflops = 4 * r.cases[0].timing.rate};
+  in.compat_source = r;
+  in.compat_target = r;
+  Result<Assessment> a = Assess(in);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_NEAR(a->compat[0].source_fraction, 0.25, 1e-9);
+  EXPECT_NEAR(a->compat[1].source_fraction, 0.5, 1e-9);
+}
+
 TEST(AssessTest, CanaryRollbackIsNoGoAndPromotionIsGo) {
   nlohmann::json history = {{"schema", "cutover.rollout-history/1"},
                             {"rollout", {{"name", "web"}, {"status", "rolled-back"},
