@@ -205,6 +205,7 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
                         {"uploaded_bytes", r.uploaded_bytes},
                         {"files_read", r.files_read},
                         {"files_cached", r.files_cached},
+                        {"hashed_bytes", r.hashed_bytes},
                         {"skipped", r.skipped}};
   if (shard) doc["shard"] = {{"index", shard->index}, {"count", shard->count}};
   if (a.dry_run) {

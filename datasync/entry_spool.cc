@@ -68,6 +68,8 @@ Status EntrySpool::Write(const Record& r) {
     Put(b, c.pack);
     Put(b, c.pack_offset);
   }
+  Put(b, static_cast<uint32_t>(r.fast.size()));
+  b.append(reinterpret_cast<const char*>(r.fast.data()), r.fast.size() * sizeof(FastDigest));
   if (std::fwrite(b.data(), 1, b.size(), f_) != b.size()) {
     return Status::IoError(std::string("cannot write the push's temporary entry list: ") +
                            std::strerror(errno));
@@ -116,6 +118,9 @@ Result<bool> EntrySpool::Read(Record* r) {
     }
     c.packed = packed != 0;
   }
+  if (!get(&n, sizeof n) || n > kMaxChunks) return bad;
+  r->fast.resize(n);
+  if (n > 0 && !get(r->fast.data(), n * sizeof(FastDigest))) return bad;
   return true;
 }
 

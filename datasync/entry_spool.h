@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <vector>
 
 #include "core/status.h"
 #include "datasync/manifest.h"
@@ -23,8 +24,9 @@ class EntrySpool {
  public:
   struct Record {
     Entry entry;
-    FileStatKey key;     // files: the walk's stat of the file
-    uint32_t flags = 0;  // the caller's bits, stored as given
+    FileStatKey key;               // files: the walk's stat of the file
+    uint32_t flags = 0;            // the caller's bits, stored as given
+    std::vector<FastDigest> fast;  // files: per chunk, or empty
   };
 
   // IoError "cannot create a temporary file in DIR: ..." on failure.

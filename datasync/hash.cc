@@ -1,8 +1,12 @@
 #include "datasync/hash.h"
 
 #include <cstdlib>
+#include <cstring>
 
 #include <openssl/evp.h>
+// Header-only: the digest is compiled in, no libxxhash at run time.
+#define XXH_INLINE_ALL
+#include <xxhash.h>
 
 namespace cutover {
 
@@ -25,6 +29,14 @@ ChunkId Sha256Stream::Final() {
     std::abort();
   }
   return id;
+}
+
+FastDigest FastDigestOf(const void* data, size_t n) {
+  const XXH128_hash_t h = XXH3_128bits(data, n);
+  FastDigest d;
+  std::memcpy(d.data(), &h.low64, 8);
+  std::memcpy(d.data() + 8, &h.high64, 8);
+  return d;
 }
 
 ChunkId Sha256Of(const void* data, size_t n) {

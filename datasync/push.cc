@@ -15,6 +15,7 @@
 
 #include "core/failpoint.h"
 #include "datasync/chunk_hasher.h"
+#include "datasync/chunker.h"
 #include "datasync/entry_spool.h"
 #include "datasync/gc.h"
 #include "datasync/manifest.h"
@@ -193,6 +194,7 @@ class Pusher {
     result_.journal_hits = journal_hits_.load();
     result_.uploaded_objects = uploaded_objects_.load();
     result_.uploaded_bytes = uploaded_bytes_.load();
+    result_.hashed_bytes = hashed_bytes_.load();
     return Status::Ok();
   }
 
@@ -222,15 +224,20 @@ class Pusher {
     return writer->Finish();
   }
 
+  // Chunks of a file as pushed before, by fast digest: one of the same length found here has the
+  // SHA-256 it had then, which is not computed again (datasync/hash.h FastDigest).
+  using Known = std::unordered_map<FastDigest, std::pair<uint64_t, ChunkId>, FastDigestHash>;
+
   // Worker: the chunk list of one file, from the files cache or by reading it; uploads its chunks.
   Status ProcessFile(Record& w) {
     Entry* e = &w.entry;
+    Known known;
     if (opts_.state != nullptr) {
       CUTOVER_ASSIGN_OR_RETURN(auto cached, opts_.state->LookupFile(url_, e->path, w.key));
-      if (cached.has_value()) {
+      if (cached.has_value() && cached->unchanged) {
         uint64_t size = 0;
         bool present = true;
-        for (const ChunkRef& c : *cached) {
+        for (const ChunkRef& c : cached->chunks) {
           size += c.length;
           CUTOVER_ASSIGN_OR_RETURN(bool have, Present(c.packed ? PackKey(c.pack) : ChunkKey(c.id)));
           if (!have) {
@@ -239,7 +246,7 @@ class Pusher {
           }
         }
         if (present && size == w.key.size) {
-          e->chunks = std::move(*cached);
+          e->chunks = std::move(cached->chunks);
           e->size = size;
           w.flags |= kCached;
           ++files_cached_;
@@ -247,39 +254,59 @@ class Pusher {
           return Status::Ok();
         }
       }
+      if (cached.has_value() && cached->fast.size() == cached->chunks.size()) {
+        for (size_t i = 0; i < cached->chunks.size(); ++i) {
+          known.emplace(cached->fast[i],
+                        std::make_pair(cached->chunks[i].length, cached->chunks[i].id));
+        }
+      }
     }
     ++files_read_;
     int fd = ::open(FullPath(w).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status::IoError(Errno("cannot open", FullPath(w)));
-    Status s = ChunkAndUpload(fd, w, e);
+    Status s = ChunkAndUpload(fd, w, e, known);
     ::close(fd);
     return s;
   }
 
-  // One pass over an open file: each chunk is hashed as it is read and uploaded from the same
-  // buffer (at most max size + one read in memory). A file that is one chunk below min size is
-  // left for a pack (kSmall). The file must still match its walk stat afterwards, so what was
-  // uploaded is the file as the snapshot describes it.
-  Status ChunkAndUpload(int fd, Record& w, Entry* e) {
+  // One pass over an open file: each chunk is cut as it is read, named (its SHA-256, unless
+  // `known` has it) and uploaded from the same buffer (at most max size + one read in memory). A
+  // file that is one chunk below min size is left for a pack (kSmall). The file must still match
+  // its walk stat afterwards, so what was uploaded is the file as the snapshot describes it.
+  Status ChunkAndUpload(int fd, Record& w, Entry* e, const Known& known) {
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-    ChunkHasher hasher(params_);
-    std::vector<Chunk> chunks;
-    std::string pending;  // the file's bytes from the start of the current chunk
+    Chunker chunker(params_);
+    std::vector<uint64_t> ends;  // stream offsets where cut chunks end
+    std::string pending;         // the file's bytes from the start of the current chunk
     uint64_t pending_offset = 0, read_total = 0;
-    // Uploads the chunks in `chunks` (all of them lie in `pending`), then drops their bytes.
-    auto upload = [&]() -> Status {
-      uint64_t used = 0;
-      for (const Chunk& c : chunks) {
-        e->chunks.push_back(ChunkRef{c.id, c.length, false, {}, 0});
-        e->size += c.length;
-        std::string_view bytes(pending.data() + (c.offset - pending_offset), c.length);
-        CUTOVER_RETURN_IF_ERROR(Upload(ChunkKey(c.id), bytes));
-        if (opts_.on_confirmed) opts_.on_confirmed(c.length);
-        used = c.offset + c.length - pending_offset;
+    // Names the chunks ending at `ends` (their bytes lie in `pending`) and uploads them unless
+    // told not to, then drops their bytes.
+    auto take = [&](bool upload) -> Status {
+      uint64_t start = pending_offset;
+      for (uint64_t end : ends) {
+        const uint64_t length = end - start;
+        std::string_view bytes(pending.data() + (start - pending_offset), length);
+        const FastDigest fast = FastDigestOf(bytes.data(), bytes.size());
+        ChunkId id;
+        auto k = known.find(fast);
+        if (k != known.end() && k->second.first == length) {
+          id = k->second.second;
+        } else {
+          id = Sha256Of(bytes);
+          hashed_bytes_ += length;
+        }
+        e->chunks.push_back(ChunkRef{id, length, false, {}, 0});
+        e->size += length;
+        w.fast.push_back(fast);
+        if (upload) {
+          CUTOVER_RETURN_IF_ERROR(Upload(ChunkKey(id), bytes));
+          if (opts_.on_confirmed) opts_.on_confirmed(length);
+        }
+        start = end;
       }
-      chunks.clear();
-      pending.erase(0, used);
-      pending_offset += used;
+      pending.erase(0, start - pending_offset);
+      pending_offset = start;
+      ends.clear();
       return Status::Ok();
     };
     for (;;) {
@@ -294,11 +321,11 @@ class Pusher {
       pending.resize(old + static_cast<size_t>(got));
       if (got == 0) break;
       read_total += static_cast<uint64_t>(got);
-      hasher.Feed(reinterpret_cast<const uint8_t*>(pending.data() + old), static_cast<size_t>(got),
-                  &chunks);
-      CUTOVER_RETURN_IF_ERROR(upload());
+      chunker.Feed(reinterpret_cast<const uint8_t*>(pending.data() + old), static_cast<size_t>(got),
+                   &ends);
+      CUTOVER_RETURN_IF_ERROR(take(/*upload=*/true));
     }
-    hasher.Finish(&chunks);
+    chunker.Finish(&ends);
     struct stat st;
     if (::fstat(fd, &st) != 0) return Status::IoError(Errno("cannot stat", FullPath(w)));
     if (read_total != w.key.size || static_cast<uint64_t>(st.st_size) != w.key.size ||
@@ -307,13 +334,10 @@ class Pusher {
             w.key.ctime_ns) {
       return Status::IoError("file changed while being read: " + FullPath(w));
     }
-    if (e->chunks.empty() && chunks.size() == 1 && chunks[0].length < params_.min_size) {
-      e->chunks.push_back(ChunkRef{chunks[0].id, chunks[0].length, false, {}, 0});
-      e->size = chunks[0].length;
-      w.flags |= kSmall;
-      return Status::Ok();
-    }
-    return upload();
+    const bool small =
+        e->chunks.empty() && ends.size() == 1 && ends[0] - pending_offset < params_.min_size;
+    if (small) w.flags |= kSmall;
+    return take(/*upload=*/!small);
   }
 
   // True when the store holds `key`: from this run, the journal, or by asking the store.
@@ -450,7 +474,8 @@ class Pusher {
     std::vector<DatasyncState::FileRow> rows;
     CUTOVER_RETURN_IF_ERROR(ForEachDone([&](Record& r) -> Status {
       if (r.entry.type != EntryType::kFile || (r.flags & kCached) != 0) return Status::Ok();
-      rows.push_back({std::move(r.entry.path), r.key, std::move(r.entry.chunks)});
+      rows.push_back(
+          {std::move(r.entry.path), r.key, std::move(r.entry.chunks), std::move(r.fast)});
       if (rows.size() < kBatch) return Status::Ok();
       Status s = state.RememberFiles(url_, rows);
       rows.clear();
@@ -473,7 +498,7 @@ class Pusher {
   std::unique_ptr<EntrySpool> walked_, done_;  // the walk's entries; the processed ones
   uint64_t total_bytes_ = 0;
   std::atomic<uint64_t> files_read_{0}, files_cached_{0}, journal_hits_{0};
-  std::atomic<uint64_t> uploaded_objects_{0}, uploaded_bytes_{0};
+  std::atomic<uint64_t> uploaded_objects_{0}, uploaded_bytes_{0}, hashed_bytes_{0};
   std::mutex mu_;
   std::unordered_set<std::string> confirmed_;  // keys known stored (guarded by mu_)
   std::unordered_set<std::string> claimed_;    // keys some worker uploads (guarded by mu_)

@@ -75,6 +75,7 @@ struct PushResult {
   uint64_t uploaded_bytes = 0;       // their bytes, manifest excluded
   uint64_t files_read = 0;           // files read from disk (not taken from the files cache)
   uint64_t files_cached = 0;         // files whose chunk list came from the files cache
+  uint64_t hashed_bytes = 0;         // file bytes SHA-256'd (the rest: known by fast digest)
   uint64_t journal_hits = 0;         // objects skipped because the journal confirmed them
   std::vector<std::string> skipped;  // "path (socket)" for each special file left out
 };

@@ -18,6 +18,8 @@ constexpr Migration kMigrations[] = {
     {2,
      "CREATE TABLE datasync_epochs (store TEXT PRIMARY KEY NOT NULL, epoch TEXT NOT NULL)"
      " WITHOUT ROWID;"},
+    // Per chunk, 16 bytes of XXH3-128 (datasync/hash.h FastDigest); NULL in older rows.
+    {3, "ALTER TABLE datasync_files ADD COLUMN fast BLOB;"},
 };
 
 // A chunk list as a blob: per chunk 32 id bytes, 8 length, 1 packed flag, 32 pack, 8 offset.
@@ -67,21 +69,29 @@ Result<std::unique_ptr<DatasyncState>> DatasyncState::Open(const std::string& pa
   return std::unique_ptr<DatasyncState>(new DatasyncState(std::move(db)));
 }
 
-Result<std::optional<std::vector<ChunkRef>>> DatasyncState::LookupFile(const std::string& store_url,
-                                                                       const std::string& path,
-                                                                       const FileStatKey& key) {
+Result<std::optional<DatasyncState::CachedFile>> DatasyncState::LookupFile(
+    const std::string& store_url, const std::string& path, const FileStatKey& key) {
   std::lock_guard<std::mutex> l(mu_);
   CUTOVER_ASSIGN_OR_RETURN(Statement st,
-                           db_.Prepare("SELECT dev, ino, size, mtime_ns, ctime_ns, chunks FROM "
-                                       "datasync_files WHERE store = ? AND path = ?"));
+                           db_.Prepare("SELECT dev, ino, size, mtime_ns, ctime_ns, chunks, fast "
+                                       "FROM datasync_files WHERE store = ? AND path = ?"));
   CUTOVER_RETURN_IF_ERROR(st.Bind(1, store_url));
   CUTOVER_RETURN_IF_ERROR(st.Bind(2, path));
   CUTOVER_ASSIGN_OR_RETURN(bool row, st.Step());
-  if (!row) return std::optional<std::vector<ChunkRef>>();
+  if (!row) return std::optional<CachedFile>();
   FileStatKey have{static_cast<uint64_t>(st.Int64(0)), static_cast<uint64_t>(st.Int64(1)),
                    static_cast<uint64_t>(st.Int64(2)), st.Int64(3), st.Int64(4)};
-  if (!(have == key)) return std::optional<std::vector<ChunkRef>>();
-  return DecodeRefs(st.Blob(5));
+  CachedFile f;
+  f.unchanged = have == key;
+  std::optional<std::vector<ChunkRef>> chunks = DecodeRefs(st.Blob(5));
+  if (!chunks.has_value()) return std::optional<CachedFile>();  // a damaged row: read the file
+  f.chunks = std::move(*chunks);
+  const std::vector<uint8_t> fast = st.Blob(6);
+  if (fast.size() == f.chunks.size() * sizeof(FastDigest)) {  // else: an older row, or damage
+    f.fast.resize(f.chunks.size());
+    if (!fast.empty()) std::memcpy(f.fast.data(), fast.data(), fast.size());
+  }
+  return std::optional<CachedFile>(std::move(f));
 }
 
 Status DatasyncState::RememberFiles(const std::string& store_url,
@@ -91,7 +101,7 @@ Status DatasyncState::RememberFiles(const std::string& store_url,
   for (const FileRow& r : rows) {
     CUTOVER_ASSIGN_OR_RETURN(Statement st,
                              db_.Prepare("INSERT OR REPLACE INTO datasync_files VALUES "
-                                         "(?, ?, ?, ?, ?, ?, ?, ?)"));
+                                         "(?, ?, ?, ?, ?, ?, ?, ?, ?)"));
     CUTOVER_RETURN_IF_ERROR(st.Bind(1, store_url));
     CUTOVER_RETURN_IF_ERROR(st.Bind(2, r.path));
     CUTOVER_RETURN_IF_ERROR(st.Bind(3, r.key.dev));
@@ -101,6 +111,9 @@ Status DatasyncState::RememberFiles(const std::string& store_url,
     CUTOVER_RETURN_IF_ERROR(st.Bind(7, r.key.ctime_ns));
     std::vector<uint8_t> blob = EncodeRefs(r.chunks);
     CUTOVER_RETURN_IF_ERROR(st.Bind(8, std::span<const uint8_t>(blob)));
+    CUTOVER_RETURN_IF_ERROR(
+        st.Bind(9, std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(r.fast.data()),
+                                            r.fast.size() * sizeof(FastDigest))));
     CUTOVER_RETURN_IF_ERROR(st.Run());
   }
   return tx.Commit();

@@ -53,15 +53,20 @@ class DatasyncState {
   // Opens (creating) the state database at `path` (":memory:" for tests).
   static Result<std::unique_ptr<DatasyncState>> Open(const std::string& path);
 
-  // The cached chunk list of `path` pushed to `store_url`, if its stat key is still `key`.
-  Result<std::optional<std::vector<ChunkRef>>> LookupFile(const std::string& store_url,
-                                                          const std::string& path,
-                                                          const FileStatKey& key);
+  // What the files cache holds of `path` pushed to `store_url`.
+  struct CachedFile {
+    bool unchanged = false;        // its stat key is still the one given
+    std::vector<ChunkRef> chunks;  // as last pushed
+    std::vector<FastDigest> fast;  // per chunk; empty when the row predates them
+  };
+  Result<std::optional<CachedFile>> LookupFile(const std::string& store_url,
+                                               const std::string& path, const FileStatKey& key);
   // Remembers the chunk lists of many files in one transaction.
   struct FileRow {
     std::string path;
     FileStatKey key;
     std::vector<ChunkRef> chunks;
+    std::vector<FastDigest> fast;  // per chunk, or empty
   };
   Status RememberFiles(const std::string& store_url, const std::vector<FileRow>& rows);
 

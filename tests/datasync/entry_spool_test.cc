@@ -28,6 +28,10 @@ EntrySpool::Record FileRecord(int i) {
     c.pack_offset = static_cast<uint64_t>(i) * 7;
     r.entry.chunks.push_back(c);
     r.entry.size += c.length;
+    FastDigest f{};
+    f[0] = static_cast<uint8_t>(k);
+    f[15] = static_cast<uint8_t>(i);
+    r.fast.push_back(f);
   }
   r.key = FileStatKey{1, static_cast<uint64_t>(i), r.entry.size, 5, 6};
   r.flags = static_cast<uint32_t>(i % 8);
@@ -69,6 +73,7 @@ TEST(EntrySpoolTest, ReadsBackWhatWasWrittenAndLeavesNoFile) {
       EXPECT_EQ(r.entry, want.entry);
       EXPECT_EQ(r.key, want.key);
       EXPECT_EQ(r.flags, want.flags);
+      EXPECT_EQ(r.fast, want.fast);
     }
     more = (*spool)->Read(&r);
     ASSERT_TRUE(more.ok());

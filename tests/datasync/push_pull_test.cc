@@ -20,6 +20,7 @@
 #include "datasync/manifest.h"
 #include "datasync/pull.h"
 #include "datasync/push.h"
+#include "datasync/state.h"
 #include "tests/datasync/tree.h"
 #include "tests/harness/test_env.h"
 
@@ -203,6 +204,33 @@ TEST_F(PushPullTest, ManyFilesAcrossWindowsAndPacksRoundTrip) {
   auto again = DoPush(*store_);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->uploaded_objects, 0u);
+}
+
+// With the files cache, a re-push of an edited file computes the SHA-256 of the chunks the edit
+// touched only: the rest are known by their fast digest. The restore has the edit.
+TEST_F(PushPullTest, RepushOfAnEditedFileHashesOnlyTheChunksTheEditTouched) {
+  auto state = DatasyncState::Open(dir_.Join("state.db"));
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  PushOptions opts{"snap", kSmall};
+  opts.state = state->get();
+  auto first = Push(src_, *store_, opts);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  EXPECT_EQ(first->hashed_bytes, first->bytes);
+  std::string edited = big_;
+  edited[300000] ^= 1;
+  Write(src_ + "/data/big.bin", edited, 0640);
+  auto second = Push(src_, *store_, opts);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->files_read, 1u);
+  EXPECT_GT(second->hashed_bytes, 0u);
+  EXPECT_LE(second->hashed_bytes, 2 * kSmall.max_size);
+  EXPECT_GE(second->uploaded_objects, 1u);
+  EXPECT_LE(second->uploaded_objects, 2u);
+  auto pulled = Pull(*store_, "snap", dir_.Join("dest"));
+  ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
+  auto want = Tree(src_);
+  want.erase("data/fifo");
+  EXPECT_EQ(Tree(dir_.Join("dest")), want);
 }
 
 TEST_F(PushPullTest, RepullDownloadsOnlyTheChangedChunks) {
