@@ -154,7 +154,8 @@ struct LibraryInfo {
   std::string name;                    // "cudnn", "cudnn_ops", "cublasLt", "nccl-net-ofi", ...
   std::optional<std::string> version;  // best known version ("9.1.0")
   std::string path;                    // the file found ("/usr/lib/x86_64-linux-gnu/libcudnn.so.9")
-  std::optional<std::string> real_path;       // where its links lead, when different
+  // Where its links lead, when different; with --deep always (the file hashed and loaded).
+  std::optional<std::string> real_path;
   std::optional<std::string> version_source;  // "file_name" | "header" | "dist-info" | "soname"
   std::string origin;  // "ld.so.conf" | "standard" | "LD_LIBRARY_PATH" | "cuda" | "pip"
   // The highest GLIBC_x.y symbol version its ELF .gnu.version_r needs ("2.34"); null when it

@@ -305,6 +305,7 @@ std::optional<DeepInfo> InspectLibraries(CollectContext& ctx, const DeepOptions&
       ctx.AddFinding("warning", "library.corrupt_elf", facts.status().message());
     }
     if (!deep.enabled) continue;
+    lib.real_path = real;  // with --deep always set, even when `path` is the file itself
     std::optional<std::string> hex = cache ? cache->Find(*st) : std::nullopt;
     if (hex) {
       ++info->hashes_from_cache;

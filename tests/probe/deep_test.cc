@@ -197,6 +197,8 @@ TEST(DeepTest, DeepCollectionOfARootReadsFilesOnlyAndHitsTheCacheTheSecondTime) 
   EXPECT_EQ(l.ptx_isa, "9.0");
   EXPECT_EQ(l.glibc_needed, "2.2.5");
   EXPECT_EQ(l.loaded_version, std::nullopt) << "an image's libraries are never loaded";
+  EXPECT_EQ(l.real_path, "/usr/lib/x86_64-linux-gnu/libnccl-net-fixture.so")
+      << "--deep always names the real file";
   EXPECT_EQ(FindingMessage(fp.collection.findings, "deep.files_only"),
             "--deep on " + root.path() +
                 ": sha256 and GPU architectures are read from the files; loaded_version is not "
@@ -229,6 +231,7 @@ TEST(DeepTest, DeepCollectionOfARootReadsFilesOnlyAndHitsTheCacheTheSecondTime) 
   EXPECT_EQ(shallow.libraries[0].glibc_needed, "2.2.5");
   EXPECT_EQ(shallow.libraries[0].sha256, std::nullopt);
   EXPECT_EQ(shallow.libraries[0].cuda_archs, std::nullopt);
+  EXPECT_EQ(shallow.libraries[0].real_path, std::nullopt) << "not a link: null without --deep";
   EXPECT_FALSE(shallow.collection.deep.has_value());
 }
 
