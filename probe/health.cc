@@ -179,7 +179,7 @@ HealthReport JudgeHealth(const Fingerprint& fp, const std::vector<XidEvent>& xid
     // Dynamic page retirement (pre-Ampere GPUs; NVIDIA's "Dynamic Page Retirement" guide,
     // docs.nvidia.com/deploy/dynamic-page-retirement): a retirement pending until the next
     // driver reload is degraded; kRetiredPagesFailed (60, the retired-page count that guide's
-    // RMA policy names) or more is failed.
+    // RMA policy names as we recall it; the number is unverified here) or more is failed.
     const RetiredPages& rp = gpu.retired_pages;
     uint64_t retired = rp.single_bit.value_or(0) + rp.double_bit.value_or(0);
     if (retired >= kRetiredPagesFailed) {
