@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdint>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -141,6 +142,13 @@ std::string DirName(std::string_view path) {
   return std::string(path.substr(0, slash));
 }
 
+Result<std::string> FileSystem::ReadAt(const std::string& path, uint64_t offset, size_t len) const {
+  if (len > SIZE_MAX - offset) len = SIZE_MAX - offset;
+  CUTOVER_ASSIGN_OR_RETURN(std::string prefix, ReadFile(path, offset + len));
+  if (offset >= prefix.size()) return std::string();
+  return prefix.substr(offset, len);
+}
+
 // ---------------------------------------------------------------------------------------------
 // RealFileSystem
 
@@ -159,6 +167,39 @@ Result<std::string> RealFileSystem::HostPath(const std::string& path, bool follo
   };
   CUTOVER_ASSIGN_OR_RETURN(std::string resolved, ResolveInTree(path, follow_last, link_of));
   return root_ + resolved;
+}
+
+Result<std::string> RealFileSystem::ReadAt(const std::string& path, uint64_t offset,
+                                           size_t len) const {
+  CUTOVER_ASSIGN_OR_RETURN(std::string host, HostPath(path, true));
+  int fd = ::open(host.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return ErrnoStatus(path, errno);
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    return Status::IoError(path + ": not a regular file");
+  }
+  uint64_t size = static_cast<uint64_t>(st.st_size);
+  std::string out;
+  if (offset < size) {
+    out.resize(static_cast<size_t>(std::min<uint64_t>(len, size - offset)));
+    size_t done = 0;
+    while (done < out.size()) {
+      ssize_t n =
+          ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) {
+        int err = errno;
+        ::close(fd);
+        return ErrnoStatus(path, err);
+      }
+      if (n == 0) break;
+      done += static_cast<size_t>(n);
+    }
+    out.resize(done);
+  }
+  ::close(fd);
+  return out;
 }
 
 Result<std::string> RealFileSystem::ReadFile(const std::string& path, size_t max_bytes) const {

@@ -48,6 +48,12 @@ class FileSystem {
   virtual Result<std::string> ReadFile(const std::string& path,
                                        size_t max_bytes = kDefaultMaxRead) const = 0;
 
+  // Reads at most `len` bytes of the file at `path` (following links) from byte `offset`: fewer
+  // at its end, none past it. Errors as ReadFile. The default reads the prefix with ReadFile;
+  // RealFileSystem reads only the range, so a 0.5 GB library can be hashed or its ELF headers
+  // read piece by piece.
+  virtual Result<std::string> ReadAt(const std::string& path, uint64_t offset, size_t len) const;
+
   // The names of the entries in directory `path` (no "." or ".."), sorted.
   // NotFound when it does not exist, IoError when it is not a directory or cannot be read.
   virtual Result<std::vector<std::string>> ListDir(const std::string& path) const = 0;
@@ -90,6 +96,7 @@ class RealFileSystem : public FileSystem {
 
   Result<std::string> ReadFile(const std::string& path,
                                size_t max_bytes = kDefaultMaxRead) const override;
+  Result<std::string> ReadAt(const std::string& path, uint64_t offset, size_t len) const override;
   Result<std::vector<std::string>> ListDir(const std::string& path) const override;
   Result<FileInfo> Stat(const std::string& path, bool follow_links = true) const override;
   Result<std::string> ReadLink(const std::string& path) const override;

@@ -130,6 +130,8 @@ json FindingsJson(const std::vector<Finding>& findings) {
 json GpuJson(const GpuInfo& g) {
   json nvlink = json::array();
   for (bool b : g.nvlink_active) nvlink.push_back(b);
+  json xids = json::array();
+  for (const GpuXidEvent& x : g.xid_events) xids.push_back({{"xid", x.xid}, {"text", x.text}});
   return {
       {"index", g.index},
       {"name", Opt(g.name)},
@@ -157,6 +159,11 @@ json GpuJson(const GpuInfo& g) {
       {"throttle_reasons", g.throttle_reasons},
       {"persistence_mode", Opt(g.persistence_mode)},
       {"nvlink_active", nvlink},
+      {"retired_pages",
+       {{"single_bit", Opt(g.retired_pages.single_bit)},
+        {"double_bit", Opt(g.retired_pages.double_bit)},
+        {"pending", Opt(g.retired_pages.pending)}}},
+      {"xid_events", xids},
   };
 }
 
@@ -196,6 +203,8 @@ json FingerprintToJson(const Fingerprint& fp) {
       {"fabric_manager_version", Opt(d.fabric_manager_version)},
       {"container_toolkit", d.container_toolkit},
       {"cdi", d.cdi},
+      {"sharing",
+       {{"virtualization_mode", Opt(d.sharing.virtualization_mode)}, {"hints", d.sharing.hints}}},
   };
   json gpus = json::array();
   for (const GpuInfo& g : fp.gpus) gpus.push_back(GpuJson(g));
@@ -212,7 +221,12 @@ json FingerprintToJson(const Fingerprint& fp) {
                     {"path", l.path},
                     {"real_path", Opt(l.real_path)},
                     {"version_source", Opt(l.version_source)},
-                    {"origin", l.origin}});
+                    {"origin", l.origin},
+                    {"glibc_needed", Opt(l.glibc_needed)},
+                    {"sha256", Opt(l.sha256)},
+                    {"loaded_version", Opt(l.loaded_version)},
+                    {"cuda_archs", l.cuda_archs ? json(*l.cuda_archs) : json(nullptr)},
+                    {"ptx_isa", Opt(l.ptx_isa)}});
   }
   doc["libraries"] = libs;
   json fws = json::array();
@@ -250,7 +264,17 @@ json FingerprintToJson(const Fingerprint& fp) {
                        {"root", c.root},
                        {"live", c.live},
                        {"collected_at", Opt(c.collected_at)},
-                       {"cutover_version", Opt(c.cutover_version)}};
+                       {"cutover_version", Opt(c.cutover_version)},
+                       {"kernel_log", Opt(c.kernel_log)}};
+  if (c.deep) {
+    doc["collection"]["deep"] = {{"hash_cache", Opt(c.deep->hash_cache)},
+                                 {"hashes_from_cache", c.deep->hashes_from_cache},
+                                 {"hashes_computed", c.deep->hashes_computed},
+                                 {"bytes_hashed", c.deep->bytes_hashed},
+                                 {"loaded", c.deep->loaded}};
+  } else {
+    doc["collection"]["deep"] = nullptr;
+  }
   return doc;
 }
 
@@ -307,6 +331,10 @@ Result<Fingerprint> FingerprintFromJson(const json& doc) {
     d.Get("fabric_manager_version", &v.fabric_manager_version);
     d.Get("container_toolkit", &v.container_toolkit);
     d.Get("cdi", &v.cdi);
+    d.Object("sharing", [&](Reader& s) {
+      s.Get("virtualization_mode", &v.sharing.virtualization_mode);
+      s.GetStrings("hints", &v.sharing.hints);
+    });
   });
   r.Array("gpus", [&](Reader& g, size_t) {
     GpuInfo v;
@@ -355,6 +383,17 @@ Result<Fingerprint> FingerprintFromJson(const json& doc) {
         }
       }
     }
+    g.Object("retired_pages", [&](Reader& e) {
+      e.Get("single_bit", &v.retired_pages.single_bit);
+      e.Get("double_bit", &v.retired_pages.double_bit);
+      e.Get("pending", &v.retired_pages.pending);
+    });
+    g.Array("xid_events", [&](Reader& x, size_t) {
+      GpuXidEvent ev;
+      x.Get("xid", &ev.xid);
+      x.Get("text", &ev.text);
+      v.xid_events.push_back(std::move(ev));
+    });
     fp.gpus.push_back(std::move(v));
   });
   r.Object("cuda", [&](Reader& c) {
@@ -374,6 +413,15 @@ Result<Fingerprint> FingerprintFromJson(const json& doc) {
     l.Get("real_path", &v.real_path);
     l.Get("version_source", &v.version_source);
     l.Get("origin", &v.origin);
+    l.Get("glibc_needed", &v.glibc_needed);
+    l.Get("sha256", &v.sha256);
+    l.Get("loaded_version", &v.loaded_version);
+    if (l.Find("cuda_archs") != nullptr) {
+      std::vector<std::string> archs;
+      l.GetStrings("cuda_archs", &archs);
+      v.cuda_archs = std::move(archs);
+    }
+    l.Get("ptx_isa", &v.ptx_isa);
     fp.libraries.push_back(std::move(v));
   });
   r.Array("frameworks", [&](Reader& f, size_t) {
@@ -432,6 +480,16 @@ Result<Fingerprint> FingerprintFromJson(const json& doc) {
     c.Get("live", &v.live);
     c.Get("collected_at", &v.collected_at);
     c.Get("cutover_version", &v.cutover_version);
+    c.Get("kernel_log", &v.kernel_log);
+    c.Object("deep", [&](Reader& d) {
+      DeepInfo deep;
+      d.Get("hash_cache", &deep.hash_cache);
+      d.Get("hashes_from_cache", &deep.hashes_from_cache);
+      d.Get("hashes_computed", &deep.hashes_computed);
+      d.Get("bytes_hashed", &deep.bytes_hashed);
+      d.Get("loaded", &deep.loaded);
+      v.deep = deep;
+    });
   });
   if (!error.ok()) return error;
   return fp;

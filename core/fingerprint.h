@@ -56,6 +56,18 @@ struct CpuInfo {
   std::optional<int> numa_nodes;  // /sys/devices/system/node/node*
 };
 
+// How the GPUs may be shared, from what this host itself can see. Time-slicing configured in a
+// Kubernetes device plugin (replicas) is not visible on the node; only its traces are hinted.
+struct SharingInfo {
+  // NVML virtualization mode of the GPUs: "none" | "passthrough" | "vgpu" | "host_vgpu" |
+  // "host_vsga" | "unknown(<n>)"; "vgpu" (a guest of NVIDIA vGPU) also from files (a
+  // /proc/driver/nvidia/gpus/*/information that names a virtual GPU, or the GRID guest driver).
+  std::optional<std::string> virtualization_mode;
+  // Hints of sharing: "mig", "vgpu_guest", "mps_pipe_dir:<dir>", "mps_control_daemon",
+  // "env:CUDA_MPS_PIPE_DIRECTORY", "env:NVIDIA_VISIBLE_DEVICES=all", ... (see collect_gpu.cc).
+  std::vector<std::string> hints;
+};
+
 struct DriverInfo {
   std::string status = "missing";                    // "ok" | "missing" | "error"
   std::optional<std::string> version;                // the driver version ("550.54.14")
@@ -68,6 +80,7 @@ struct DriverInfo {
   std::optional<std::string> fabric_manager_version;
   bool container_toolkit = false;  // nvidia-container-toolkit / nvidia-container-cli present
   bool cdi = false;                // a CDI spec for nvidia.com/gpu present
+  SharingInfo sharing;
 };
 
 struct EccInfo {
@@ -93,6 +106,21 @@ struct PcieInfo {
   std::optional<int> width_max;
 };
 
+// Pages retired by dynamic page retirement (pre-Ampere; NVML nvmlDeviceGetRetiredPages_v2 and
+// nvmlDeviceGetRetiredPagesPendingStatus). Null when the GPU or driver does not report them.
+struct RetiredPages {
+  std::optional<uint64_t> single_bit;  // retired for multiple single-bit ECC errors
+  std::optional<uint64_t> double_bit;  // retired for a double-bit ECC error
+  std::optional<bool> pending;         // a retirement waits for the next reboot / GPU reset
+};
+
+// An NVIDIA Xid event from the kernel log naming this GPU's PCI address.
+struct GpuXidEvent {
+  int xid = 0;
+  std::string text;  // the log line from "NVRM: Xid"
+  bool operator==(const GpuXidEvent&) const = default;
+};
+
 struct GpuInfo {
   int index = 0;
   std::optional<std::string> name;
@@ -112,6 +140,8 @@ struct GpuInfo {
   std::vector<std::string> throttle_reasons;
   std::optional<bool> persistence_mode;
   std::vector<bool> nvlink_active;  // per link, where NVML gives it
+  RetiredPages retired_pages;
+  std::vector<GpuXidEvent> xid_events;  // from the kernel log, when one was read
 };
 
 struct ToolkitInfo {
@@ -124,9 +154,20 @@ struct LibraryInfo {
   std::string name;                    // "cudnn", "cudnn_ops", "cublasLt", "nccl-net-ofi", ...
   std::optional<std::string> version;  // best known version ("9.1.0")
   std::string path;                    // the file found ("/usr/lib/x86_64-linux-gnu/libcudnn.so.9")
-  std::optional<std::string> real_path;       // where its links lead, when different
+  // Where its links lead, when different; with --deep always (the file hashed and loaded).
+  std::optional<std::string> real_path;
   std::optional<std::string> version_source;  // "file_name" | "header" | "dist-info" | "soname"
   std::string origin;  // "ld.so.conf" | "standard" | "LD_LIBRARY_PATH" | "cuda" | "pip"
+  // The highest GLIBC_x.y symbol version its ELF .gnu.version_r needs ("2.34"); null when it
+  // needs none or the file could not be read as ELF.
+  std::optional<std::string> glibc_needed;
+  // With --deep only (null otherwise):
+  std::optional<std::string> sha256;          // of the real file, hex
+  std::optional<std::string> loaded_version;  // asked of the library loaded in a child process
+  // The GPU code embedded in its .nv_fatbin: "sm_90", "sm_100a", "compute_90" (PTX), sorted and
+  // deduplicated; empty when it has none.
+  std::optional<std::vector<std::string>> cuda_archs;
+  std::optional<std::string> ptx_isa;  // the newest PTX ISA among its PTX entries ("9.0")
 };
 
 struct FrameworkInfo {
@@ -158,6 +199,16 @@ struct NetworkInfo {
   std::vector<std::string> gpudirect_modules;  // nvidia_peermem, nv_peer_mem, gdrdrv loaded
 };
 
+// What `collect --deep` did (absent without --deep).
+struct DeepInfo {
+  std::optional<std::string> hash_cache;  // the cache file used, null when none could be
+  int hashes_from_cache = 0;              // libraries whose sha256 came from the cache
+  int hashes_computed = 0;                // libraries hashed this time
+  uint64_t bytes_hashed = 0;
+  int loaded = 0;  // libraries loaded in a child and asked their version (0 with --root)
+  bool operator==(const DeepInfo&) const = default;
+};
+
 struct CollectionInfo {
   std::vector<Finding> findings;
   double duration_ms = 0;
@@ -165,6 +216,9 @@ struct CollectionInfo {
   bool live = true;  // NVML and the CUDA driver were asked (only with root "/")
   std::optional<std::string> collected_at;  // RFC 3339 UTC
   std::optional<std::string> cutover_version;
+  std::optional<DeepInfo> deep;  // with --deep only
+  // Where gpus[].xid_events came from ("/dev/kmsg"), or why none were read.
+  std::optional<std::string> kernel_log;
 };
 
 struct Fingerprint {

@@ -167,6 +167,43 @@ bool ArchRunsOn(const FatbinEntry& e, unsigned cc_major, unsigned cc_minor) {
   return major == cc_major && minor <= cc_minor;
 }
 
+GpuVerdict JudgeImage(const BinaryImage& image, const GpuInfo& gpu,
+                      const std::optional<std::string>& driver_cuda_version) {
+  std::optional<std::pair<unsigned, unsigned>> driver_cuda;
+  if (driver_cuda_version) driver_cuda = ParseMajorMinor(*driver_cuda_version);
+  return Judge(image, gpu, driver_cuda);
+}
+
+std::optional<FatbinEntry> EntryFromArchName(std::string_view name,
+                                             const std::optional<std::string>& ptx_isa) {
+  FatbinEntry e;
+  if (name.rfind("sm_", 0) == 0) {
+    e.kind = FatbinKind::kElf;
+    name.remove_prefix(3);
+  } else if (name.rfind("compute_", 0) == 0) {
+    e.kind = FatbinKind::kPtx;
+    name.remove_prefix(8);
+  } else {
+    return std::nullopt;
+  }
+  if (!name.empty() && (name.back() == 'a' || name.back() == 'f')) {
+    e.variant = name.back() == 'a' ? ArchVariant::kArchSpecific : ArchVariant::kFamily;
+    name.remove_suffix(1);
+  }
+  if (name.empty() || name.size() > 4) return std::nullopt;
+  for (char c : name) {
+    if (c < '0' || c > '9') return std::nullopt;
+    e.arch = e.arch * 10 + static_cast<unsigned>(c - '0');
+  }
+  if (e.arch == 0) return std::nullopt;
+  if (e.kind == FatbinKind::kPtx) {
+    auto isa = ptx_isa ? ParseMajorMinor(*ptx_isa) : std::nullopt;
+    e.ptx_major = isa ? isa->first : PtxIsaTable().front().ptx_major;
+    e.ptx_minor = isa ? isa->second : PtxIsaTable().front().ptx_minor;
+  }
+  return e;
+}
+
 bool CheckBinaryReport::AnyFailure() const {
   for (const FileVerdict& f : files) {
     for (const GpuVerdict& g : f.gpus) {

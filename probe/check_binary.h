@@ -65,6 +65,16 @@ struct GpuVerdict {
   std::string reason;              // why, when it does not run
 };
 
+// Judges one image on one GPU (what CheckBinaries does for each pair). `driver_cuda_version`:
+// the CUDA version ("12.4") the GPU's driver supports, for PTX JIT; nullopt when unknown.
+GpuVerdict JudgeImage(const BinaryImage& image, const GpuInfo& gpu,
+                      const std::optional<std::string>& driver_cuda_version);
+
+// The entry an arch name stands for ("sm_90a", "compute_100f"); nullopt for other text. PTX
+// entries get PTX ISA `ptx_isa` ("8.8"), or the oldest ISA known when it is not given.
+std::optional<FatbinEntry> EntryFromArchName(std::string_view name,
+                                             const std::optional<std::string>& ptx_isa);
+
 struct FileVerdict {
   BinaryImage image;
   std::vector<GpuVerdict> gpus;  // empty when the file has no GPU code

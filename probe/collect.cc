@@ -1,7 +1,5 @@
 #include "probe/collect.h"
 
-#include "probe/diff.h"
-
 #include <gnu/libc-version.h>
 #include <sys/utsname.h>
 #include <time.h>
@@ -15,6 +13,7 @@
 #include "core/cli.h"
 #include "core/time_util.h"
 #include "probe/diff.h"
+#include "probe/health.h"
 #include "probe/parsers.h"
 
 extern char** environ;
@@ -100,7 +99,31 @@ Fingerprint Collect(const FileSystem& fs, CollectOptions options) {
     ctx.AddFinding(fp.driver.status == "missing" ? "warning" : "error",
                    "driver." + fp.driver.status, fp.driver.error.value_or(""));
   }
+  CollectSharing(ctx, fp.gpus, &fp.driver.sharing);
   fp.libraries = CollectLibraries(ctx, dirs);
+  {
+    DeepOptions deep = ctx.options().deep;
+    deep.load = deep.load && live;
+    fp.collection.deep = InspectLibraries(ctx, deep, &fp.libraries);
+  }
+  if (ctx.options().read_kernel_log) {
+    std::string log, source;
+    if (live) {
+      log = ReadLiveKernelLog(&source);
+    } else if (auto text = ctx.ReadOptional("/var/log/kern.log", 64 << 20)) {
+      log = std::move(*text);
+      source = "/var/log/kern.log";
+    } else {
+      source = "not read (no /var/log/kern.log under the root)";
+    }
+    for (const XidEvent& x : AttachXidEvents(ParseXidEvents(log), &fp.gpus)) {
+      XidInfo d = DescribeXid(x.xid);
+      ctx.AddFinding(std::string(d.severity) == "info" ? "info" : "warning", "gpu.xid_unmatched",
+                     "Xid " + std::to_string(x.xid) + " (" + d.meaning + ") on PCI " + x.pci +
+                         ", which is not a GPU found now: " + x.text);
+    }
+    fp.collection.kernel_log = source;
+  }
   fp.frameworks = CollectFrameworks(ctx, site_packages);
   fp.env = CollectEnv(ctx);
   fp.network = CollectNetwork(ctx);
@@ -146,6 +169,11 @@ std::string RenderTable(const Fingerprint& fp) {
     o << "  fabric manager " << *fp.driver.fabric_manager_version;
   o << "\n";
   if (fp.driver.error) o << "         " << *fp.driver.error << "\n";
+  if (fp.driver.sharing.virtualization_mode || !fp.driver.sharing.hints.empty()) {
+    o << "Sharing  " << s(fp.driver.sharing.virtualization_mode);
+    for (const std::string& h : fp.driver.sharing.hints) o << "  " << h;
+    o << "\n";
+  }
   o << "\nGPUs (" << fp.gpus.size() << ")\n";
   if (!fp.gpus.empty()) {
     std::snprintf(line, sizeof(line), "  %-3s %-28s %-5s %-9s %-18s %-10s %s\n", "#", "name", "cc",
@@ -161,6 +189,7 @@ std::string RenderTable(const Fingerprint& fp) {
                   s(g.name).c_str(), s(g.compute_capability).c_str(), n(g.memory_mib).c_str(),
                   s(g.pci_bus_id).c_str(), pcie.c_str(), s(g.uuid).c_str());
     o << line;
+    for (const GpuXidEvent& x : g.xid_events) o << "      " << x.text << "\n";
   }
   o << "\nCUDA toolkits (" << fp.cuda_toolkits.size() << ")\n";
   for (const ToolkitInfo& t : fp.cuda_toolkits) {
@@ -171,6 +200,15 @@ std::string RenderTable(const Fingerprint& fp) {
     std::snprintf(line, sizeof(line), "  %-32s %-14s %-16s %s\n", l.name.c_str(),
                   s(l.version).c_str(), l.origin.c_str(), l.path.c_str());
     o << line;
+    std::string deep;
+    if (l.loaded_version) deep += "  loaded " + *l.loaded_version;
+    if (l.glibc_needed) deep += "  glibc >= " + *l.glibc_needed;
+    if (l.cuda_archs && !l.cuda_archs->empty()) {
+      deep += "  archs";
+      for (const std::string& a : *l.cuda_archs) deep += " " + a;
+    }
+    if (l.sha256) deep += "  sha256 " + l.sha256->substr(0, 16) + "...";
+    if (!deep.empty()) o << "    " << deep.substr(2) << "\n";
   }
   if (!fp.frameworks.empty()) {
     o << "\nFrameworks (" << fp.frameworks.size() << ")\n";

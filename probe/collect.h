@@ -18,6 +18,7 @@
 
 #include "core/file_system.h"
 #include "core/fingerprint.h"
+#include "probe/deep.h"
 #include "probe/live_driver.h"
 
 namespace cutover::probe {
@@ -36,6 +37,12 @@ struct CollectOptions {
   std::string hostname;
   // The C library this process runs on (gnu_get_libc_version), used for os.glibc when live.
   std::string libc_version;
+  // --deep: hashes, GPU architectures and (live only: `load` is ignored otherwise) the versions
+  // the libraries report when loaded in a child process.
+  DeepOptions deep;
+  // Read the kernel log for Xid events (gpus[].xid_events): /dev/kmsg or /var/log/kern.log
+  // when live, <root>/var/log/kern.log (if it exists) otherwise.
+  bool read_kernel_log = true;
 };
 
 // What collectors share: the tree, the options, and the findings so far.
@@ -80,6 +87,13 @@ DriverInfo CollectDriverFromFiles(CollectContext& ctx, const std::vector<std::st
 // and 3D controllers), completed from the GPU table; MIG instances from the capability files
 // under /proc/driver/nvidia/capabilities/gpu<minor>/mig (mig stays unknown when there are none).
 std::vector<GpuInfo> CollectGpusFromFiles(CollectContext& ctx);
+
+// GPU sharing hints (driver.sharing) from what the host can see: MIG, a vGPU profile name or
+// the vGPU guest driver's licensing daemon, the MPS control daemon's pipe directory, MPS and
+// NVIDIA_VISIBLE_DEVICES variables (live), and time-slicing/MPS labels written by GPU Feature
+// Discovery under /etc/kubernetes/node-feature-discovery/features.d/. `s` may already hold
+// NVML's virtualization mode (live).
+void CollectSharing(CollectContext& ctx, const std::vector<GpuInfo>& gpus, SharingInfo* s);
 
 // Fills what a GPU lacks (compute capability, memory, generation, name) from the GPU table.
 void CompleteFromGpuTable(GpuInfo* gpu);

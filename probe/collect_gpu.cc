@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstring>
 
 #include "probe/collect.h"
 #include "probe/data.h"
@@ -238,6 +239,81 @@ std::vector<GpuInfo> CollectGpusFromFiles(CollectContext& ctx) {
     out.push_back(std::move(g));
   }
   return out;
+}
+
+}  // namespace cutover::probe
+
+namespace cutover::probe {
+namespace {
+
+// A vGPU profile name: "<board>-<framebuffer GiB><series>", e.g. "GRID A100-40C", "A16-4Q",
+// "NVIDIA A100-4C" (series A, B, C or Q).
+bool LooksLikeVgpuProfile(std::string_view name) {
+  if (name.size() < 3) return false;
+  char series = name.back();
+  if (series != 'A' && series != 'B' && series != 'C' && series != 'Q') return false;
+  size_t i = name.size() - 1;
+  size_t digits = 0;
+  while (i > 0 && name[i - 1] >= '0' && name[i - 1] <= '9') {
+    --i;
+    ++digits;
+  }
+  return digits > 0 && i > 0 && name[i - 1] == '-';
+}
+
+}  // namespace
+
+void CollectSharing(CollectContext& ctx, const std::vector<GpuInfo>& gpus, SharingInfo* s) {
+  auto hint = [s](std::string h) {
+    if (std::find(s->hints.begin(), s->hints.end(), h) == s->hints.end()) {
+      s->hints.push_back(std::move(h));
+    }
+  };
+  bool vgpu_name = false;
+  for (const GpuInfo& g : gpus) {
+    if (g.mig.enabled.value_or(false)) hint("mig");
+    if (g.name && LooksLikeVgpuProfile(*g.name)) vgpu_name = true;
+  }
+  if (vgpu_name) {
+    hint("vgpu_profile_name");
+    if (!s->virtualization_mode) s->virtualization_mode = "vgpu";
+  }
+  // The vGPU guest driver ships the licensing daemon; the bare-metal driver does not.
+  for (const char* path : {"/usr/bin/nvidia-gridd", "/etc/nvidia/gridd.conf"}) {
+    if (ctx.fs().Exists(path)) {
+      hint("vgpu_guest_driver:" + std::string(path));
+      if (!s->virtualization_mode) s->virtualization_mode = "vgpu";
+    }
+  }
+  // MPS: the control daemon's default pipe directory exists once it has run.
+  if (ctx.fs().IsDirectory("/tmp/nvidia-mps")) hint("mps_pipe_dir:/tmp/nvidia-mps");
+  if (ctx.options().live) {
+    for (const char* var : {"CUDA_MPS_PIPE_DIRECTORY", "CUDA_MPS_ACTIVE_THREAD_PERCENTAGE",
+                            "NVIDIA_VISIBLE_DEVICES"}) {
+      auto it = ctx.options().env.find(var);
+      if (it != ctx.options().env.end()) hint("env:" + std::string(var) + "=" + it->second);
+    }
+  }
+  // Time-slicing and MPS sharing configured in Kubernetes are invisible to the node itself,
+  // except through the labels GPU Feature Discovery writes for Node Feature Discovery's local
+  // source.
+  for (const std::string& path : ctx.Glob("/etc/kubernetes/node-feature-discovery/features.d/*")) {
+    auto text = ctx.ReadOptional(path, 1 << 20);
+    if (!text) continue;
+    size_t start = 0;
+    while (start < text->size()) {
+      size_t nl = text->find('\n', start);
+      if (nl == std::string::npos) nl = text->size();
+      std::string line(Trim(std::string_view(*text).substr(start, nl - start)));
+      start = nl + 1;
+      for (const char* key : {"nvidia.com/gpu.sharing-strategy=", "nvidia.com/gpu.replicas="}) {
+        if (line.rfind(key, 0) != 0) continue;
+        std::string value = line.substr(std::strlen(key));
+        bool shared = value != "none" && value != "1" && value != "0" && !value.empty();
+        if (shared) hint("gfd:" + line.substr(std::strlen("nvidia.com/")));
+      }
+    }
+  }
 }
 
 }  // namespace cutover::probe

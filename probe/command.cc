@@ -8,6 +8,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <thread>
 
@@ -27,8 +28,8 @@ namespace cutover {
 namespace {
 
 // Fingerprints `root`: "/" (or "") is this host, live; any other directory is read as files
-// only.
-Result<Fingerprint> CollectAt(std::string root) {
+// only. `deep`: --deep (hashes cached under $XDG_CACHE_HOME/cutover or ~/.cache/cutover).
+Result<Fingerprint> CollectAt(std::string root, bool deep = false) {
   if (root.empty()) root = "/";
   bool live = root == "/";
   if (!live) {
@@ -42,6 +43,15 @@ Result<Fingerprint> CollectAt(std::string root) {
   }
   probe::CollectOptions options;
   if (live) options = probe::LiveOptions();
+  if (deep) {
+    std::map<std::string, std::string> env;
+    for (const char* name : {"XDG_CACHE_HOME", "HOME"}) {
+      if (const char* v = std::getenv(name)) env[name] = v;
+    }
+    options.deep.enabled = true;
+    options.deep.load = live;
+    options.deep.cache_dir = probe::HashCache::DefaultDir(env);
+  }
   RealFileSystem fs(root);
   return probe::Collect(fs, std::move(options));
 }
@@ -57,6 +67,7 @@ std::string ExplicitDbPath(const GlobalOptions& g) {
 struct CollectFlags {
   std::string root = "/";
   std::string format = "table";
+  bool deep = false;
 };
 
 void AddCollect(CLI::App& probe, CommandContext& ctx) {
@@ -75,12 +86,17 @@ void AddCollect(CLI::App& probe, CommandContext& ctx) {
                   "node_exporter's textfile collector) or labels (GPU Feature Discovery-style "
                   "key=value node labels); --out still writes the JSON document")
       ->check(CLI::IsMember({"table", "json", "prometheus", "labels"}));
+  sub->add_flag("--deep", flags->deep,
+                "Also hash every library (sha256, cached by device, inode, size and mtime in "
+                "$XDG_CACHE_HOME/cutover or ~/.cache/cutover), list the GPU architectures each "
+                "embeds, and on this host (not with --root) load each one in a child process "
+                "and record the version it reports (loaded_version)");
   SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
     const bool text_format = flags->format == "prometheus" || flags->format == "labels";
     if (text_format && ctx.global.json) {
       return Status::InvalidArgument("--json cannot be combined with --format " + flags->format);
     }
-    CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, CollectAt(flags->root));
+    CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, CollectAt(flags->root, flags->deep));
     // Stored only when asked: unlike the tools whose state is resume state, probe writes no
     // default state file.
     if (std::string db = ExplicitDbPath(ctx.global); !db.empty()) {
@@ -251,38 +267,6 @@ void AddFleet(CLI::App& probe, CommandContext& ctx) {
   });
 }
 
-// The kernel log of this host: /dev/kmsg (every record still in the ring buffer), else
-// /var/log/kern.log. Sets *source to where it came from, or to why nothing was read.
-std::string ReadLiveKernelLog(std::string* source) {
-  int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd >= 0) {
-    std::string log;
-    char buf[8192];
-    while (true) {
-      ssize_t n = ::read(fd, buf, sizeof(buf));
-      if (n > 0) {
-        log.append(buf, static_cast<size_t>(n));
-        if (log.back() != '\n') log += '\n';
-        continue;
-      }
-      if (n < 0 && errno == EPIPE) continue;  // a record was overwritten while reading
-      break;                                  // EAGAIN: no more records
-    }
-    ::close(fd);
-    *source = "/dev/kmsg";
-    return log;
-  }
-  std::string why = std::string("/dev/kmsg: ") + std::strerror(errno);
-  Result<std::string> kern = ReadFile("/var/log/kern.log");
-  if (kern.ok()) {
-    *source = "/var/log/kern.log";
-    return *kern;
-  }
-  *source = "not read (" + why + "; /var/log/kern.log: " + kern.status().message() +
-            "): Xid events not checked; run as root or pass --kernel-log";
-  return "";
-}
-
 struct HealthFlags {
   std::string fingerprint;
   std::string root;
@@ -293,8 +277,10 @@ void AddHealth(CLI::App& probe, CommandContext& ctx) {
   auto flags = std::make_shared<HealthFlags>();
   CLI::App* sub = probe.add_subcommand(
       "health",
-      "Judge each GPU healthy, degraded or failed from ECC, row remapping, throttling, PCIe "
-      "link, persistence mode and Xid events in the kernel log; exit 1 when one is not healthy");
+      "Judge each GPU healthy, degraded or failed from ECC, row remapping, retired pages, "
+      "throttling, PCIe link, persistence mode and Xid events in the kernel log (a saved "
+      "fingerprint's own gpus[].xid_events without --kernel-log); exit 1 when one is not "
+      "healthy");
   auto* saved = sub->add_option("FINGERPRINT", flags->fingerprint,
                                 "A saved fingerprint (probe collect --out); default: this "
                                 "host, live");
@@ -303,7 +289,8 @@ void AddHealth(CLI::App& probe, CommandContext& ctx) {
       ->excludes(saved);
   sub->add_option("--kernel-log", flags->kernel_log,
                   "Kernel log to scan for Xids (dmesg or journalctl -k output); default: this "
-                  "host's /dev/kmsg when judging it live, <root>/var/log/kern.log with --root")
+                  "host's /dev/kmsg when judging it live, <root>/var/log/kern.log with --root, "
+                  "the Xids recorded in a saved fingerprint")
       ->type_name("FILE");
   SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
     CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, SavedOrCollected(flags->fingerprint, flags->root));
@@ -319,9 +306,20 @@ void AddHealth(CLI::App& probe, CommandContext& ctx) {
                          : "not read (no var/log/kern.log under --root): Xid events not checked";
       if (text.ok()) log = std::move(*text);
     } else if (!flags->fingerprint.empty()) {
-      source = "not read (a saved fingerprint; pass --kernel-log): Xid events not checked";
+      // The Xids the collection recorded (gpus[].xid_events), as log lines.
+      for (const GpuInfo& g : fp.gpus) {
+        for (const GpuXidEvent& x : g.xid_events) log += x.text + "\n";
+      }
+      const std::optional<std::string>& from = fp.collection.kernel_log;
+      if (from && from->rfind("not read", 0) != 0) {
+        source = "the fingerprint's gpus[].xid_events (collected from " + *from + ")";
+      } else {
+        source =
+            "not read (a saved fingerprint whose collection read no kernel log; pass "
+            "--kernel-log): Xid events not checked";
+      }
     } else {
-      log = ReadLiveKernelLog(&source);
+      log = probe::ReadLiveKernelLog(&source);
     }
     if (fp.gpus.empty()) {
       return Status::Environment("no GPUs to judge (driver " + fp.driver.status +

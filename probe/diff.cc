@@ -4,6 +4,7 @@
 #include <set>
 #include <sstream>
 
+#include "probe/check_binary.h"
 #include "probe/data.h"
 #include "probe/parsers.h"
 
@@ -243,6 +244,87 @@ void CheckCudnnAgainst(Checker& c, const std::string& built, const std::string& 
   }
 }
 
+// The library of `libs` that needs the newest glibc (glibc_needed), or nullptr when none says.
+const LibraryInfo* NewestGlibcNeed(const std::vector<LibraryInfo>& libs, bool pip_only = false) {
+  const LibraryInfo* best = nullptr;
+  for (const LibraryInfo& l : libs) {
+    if (!l.glibc_needed || !IsDottedVersion(*l.glibc_needed)) continue;
+    if (pip_only && l.origin != "pip") continue;
+    if (best == nullptr || CompareVersions(*l.glibc_needed, *best->glibc_needed) > 0) best = &l;
+  }
+  return best;
+}
+
+// Libraries of `libs` whose glibc_needed is newer than `glibc`: the blocker
+// "os.glibc_too_old_for_libraries" (`who` names whose libraries, for the message).
+void CheckGlibcFor(Checker& c, const std::vector<LibraryInfo>& libs,
+                   const std::optional<std::string>& glibc, const std::string& who,
+                   const std::string& scope, bool pip_only) {
+  if (!glibc || !IsDottedVersion(*glibc)) return;
+  const LibraryInfo* need = NewestGlibcNeed(libs, pip_only);
+  if (need == nullptr || CompareVersions(*need->glibc_needed, *glibc) <= 0) return;
+  int count = 0;
+  for (const LibraryInfo& l : libs) {
+    if ((!pip_only || l.origin == "pip") && l.glibc_needed && IsDottedVersion(*l.glibc_needed) &&
+        CompareVersions(*l.glibc_needed, *glibc) > 0) {
+      ++count;
+    }
+  }
+  c.Add("os.glibc_too_old_for_libraries", "os", scope, "GLIBC_" + *need->glibc_needed,
+        "glibc " + *glibc,
+        std::to_string(count) + " of " + who + " libraries need symbol versions newer than glibc " +
+            *glibc + " (" + need->path + " needs GLIBC_" + *need->glibc_needed +
+            "): the loader refuses them (\"version `GLIBC_" + *need->glibc_needed +
+            "' not found\")",
+        "run on an OS with glibc " + *need->glibc_needed +
+            " or newer (or in a container built on one), or install builds of these libraries "
+            "made for glibc " +
+            *glibc);
+}
+
+// Libraries of `libs` (with --deep's cuda_archs) against the GPUs of `gpus_of`, judged as
+// check-binary judges a file: "gpu.no_code_for_library" when a GPU has neither SASS it runs nor
+// PTX its driver can JIT, "gpu.ptx_jit_only" when it runs the library only by JIT.
+void CheckLibraryCode(Checker& c, const std::vector<LibraryInfo>& libs, const Fingerprint& gpus_of,
+                      const std::string& who, const std::string& scope, bool pip_only) {
+  std::set<std::string> ccs;
+  for (const GpuInfo& g : gpus_of.gpus) {
+    if (!g.compute_capability || !ccs.insert(*g.compute_capability).second) continue;
+    for (const LibraryInfo& l : libs) {
+      if (!l.cuda_archs || l.cuda_archs->empty() || (pip_only && l.origin != "pip")) continue;
+      BinaryImage image;
+      image.path = l.path;
+      for (const std::string& name : *l.cuda_archs) {
+        if (auto e = EntryFromArchName(name, l.ptx_isa)) image.entries.push_back(*e);
+      }
+      if (image.entries.empty()) continue;
+      GpuVerdict v = JudgeImage(image, g, gpus_of.driver.cuda_version);
+      std::string archs;
+      for (const std::string& a : *l.cuda_archs) archs += (archs.empty() ? "" : " ") + a;
+      if (v.verdict == "fails") {
+        c.Add(
+            "gpu.no_code_for_library", "gpu", scope, l.name + " " + l.version.value_or("?"),
+            "compute capability " + *g.compute_capability,
+            who + " " + l.path + " cannot run on " + GpuLabel(g) + ": " + v.reason,
+            "install a build of " + l.name + " that embeds sm_" +
+                [&] {
+                  std::string cc = *g.compute_capability;
+                  cc.erase(std::remove(cc.begin(), cc.end(), '.'), cc.end());
+                  return cc;
+                }() +
+                " SASS or older-architecture PTX (see probe check-binary)");
+      } else if (v.verdict == "runs" && v.via.rfind("ptx", 0) == 0) {
+        c.Add("gpu.ptx_jit_only", "gpu", scope, l.name + " " + l.version.value_or("?"),
+              "compute capability " + *g.compute_capability,
+              who + " " + l.path + " has no SASS for " + GpuLabel(g) + " (it has " + archs +
+                  "): it runs by JIT-compiling " + v.via +
+                  ", which slows the first launches and may change numerics",
+              "install a build with SASS for compute capability " + *g.compute_capability);
+      }
+    }
+  }
+}
+
 void CheckHostInto(Checker& c, const Fingerprint& fp, const std::string& scope) {
   const DriverInfo& d = fp.driver;
   if (d.kernel_module_version && d.userspace_version &&
@@ -271,6 +353,8 @@ void CheckHostInto(Checker& c, const Fingerprint& fp, const std::string& scope) 
       c.CheckArch(n.cuda, n.what, *g.compute_capability, GpuLabel(g), scope);
     }
   }
+  CheckGlibcFor(c, fp.libraries, fp.os.glibc, "its own", scope, /*pip_only=*/false);
+  CheckLibraryCode(c, fp.libraries, fp, "the library", scope, /*pip_only=*/false);
   std::optional<std::string> cudnn = LibVersion(fp, "cudnn", /*prefer_pip=*/true);
   for (const FrameworkInfo& f : fp.frameworks) {
     if (f.cudnn && cudnn) {
@@ -439,6 +523,15 @@ void Compare(Checker& c, const Fingerprint& s, const Fingerprint& t, DiffMode mo
             "target");
     }
   }
+  // The source's libraries that run on the target: all of them in a container (the image brings
+  // them), the pip wheels in host mode (they travel with the Python environment).
+  // glibc only in host mode: a container brings its own C library with its libraries.
+  if (host) {
+    CheckGlibcFor(c, s.libraries, t.os.glibc, "the source's pip-wheel", kPair, /*pip_only=*/true);
+  }
+  CheckLibraryCode(c, s.libraries, t,
+                   host ? "the source's pip-wheel library" : "the source image's", kPair,
+                   /*pip_only=*/host);
   bool sp = HasNetPlugin(s), tp = HasNetPlugin(t);
   if (sp != tp) {
     c.Add("nccl.net_plugin_one_side", "nccl", kPair, sp ? "present" : "absent",

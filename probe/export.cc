@@ -168,6 +168,31 @@ std::string RenderPrometheus(const Fingerprint& fp) {
     Family& failed = ex.Gauge("cutover_gpu_remapped_rows_failed",
                               "1 when a row remap failed (the GPU needs replacing).");
     if (g.remapped_rows.failure) failed.Add(id, Bool(*g.remapped_rows.failure));
+    Family& retired = ex.Gauge("cutover_gpu_retired_pages",
+                               "Memory pages retired by dynamic page retirement (pre-Ampere "
+                               "GPUs), by cause (single_bit or double_bit ECC errors).");
+    if (g.retired_pages.single_bit) {
+      retired.Add({{"index", index}, {"uuid", uuid}, {"cause", "single_bit"}},
+                  std::to_string(*g.retired_pages.single_bit));
+    }
+    if (g.retired_pages.double_bit) {
+      retired.Add({{"index", index}, {"uuid", uuid}, {"cause", "double_bit"}},
+                  std::to_string(*g.retired_pages.double_bit));
+    }
+    Family& retired_pending = ex.Gauge("cutover_gpu_retired_pages_pending",
+                                       "1 when a page retirement waits for a driver reload.");
+    if (g.retired_pages.pending) retired_pending.Add(id, Bool(*g.retired_pages.pending));
+    if (!g.xid_events.empty()) {
+      std::map<int, int> by_xid;
+      for (const GpuXidEvent& x : g.xid_events) ++by_xid[x.xid];
+      Family& xids = ex.Gauge("cutover_gpu_xid_events",
+                              "NVIDIA Xid events naming the GPU in the kernel log read at "
+                              "collection, by Xid number.");
+      for (const auto& [xid, n] : by_xid) {
+        xids.Add({{"index", index}, {"uuid", uuid}, {"xid", std::to_string(xid)}},
+                 std::to_string(n));
+      }
+    }
     Family& mig = ex.Gauge("cutover_gpu_mig_enabled", "1 when MIG mode is enabled on the GPU.");
     if (g.mig.enabled) mig.Add(id, Bool(*g.mig.enabled));
     const std::pair<const char*, std::optional<int>> pcie[] = {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "probe/elf.h"
 
 namespace cutover::probe {
 
@@ -53,6 +54,10 @@ struct FatbinEntry {
 // "corrupt fatbin: ..." (with the byte offset) on a bad magic, a header or entry that runs past
 // the end, or an entry of unknown kind. Zero padding between containers is skipped.
 Result<std::vector<FatbinEntry>> ParseFatbin(std::string_view section);
+
+// The same for the `size` bytes at `base` of `source` (a section of a large file), reading the
+// container and entry headers only, never the payloads.
+Result<std::vector<FatbinEntry>> ParseFatbin(ByteSource& source, uint64_t base, uint64_t size);
 
 }  // namespace cutover::probe
 

@@ -1,8 +1,15 @@
 #include "probe/health.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <charconv>
+#include <cstring>
+
+#include "core/file_util.h"
 
 namespace cutover::probe {
 namespace {
@@ -15,7 +22,9 @@ int Rank(const std::string& severity) {
 
 // "00000000:18:00.0" and "0000:18:00" name the same device: compare domain, bus and device as
 // numbers.
-bool SameDevice(const std::string& logged, const std::string& bus_id) {
+}  // namespace
+
+bool SamePciDevice(const std::string& logged, const std::string& bus_id) {
   auto parts = [](const std::string& s, unsigned long out[3]) {
     std::string t = s.substr(0, s.find('.'));
     size_t c2 = t.rfind(':');
@@ -38,7 +47,52 @@ bool SameDevice(const std::string& logged, const std::string& bus_id) {
   return parts(logged, a) && parts(bus_id, b) && a[0] == b[0] && a[1] == b[1] && a[2] == b[2];
 }
 
-}  // namespace
+std::vector<XidEvent> AttachXidEvents(const std::vector<XidEvent>& events,
+                                      std::vector<GpuInfo>* gpus) {
+  std::vector<XidEvent> unmatched;
+  for (const XidEvent& x : events) {
+    bool found = false;
+    for (GpuInfo& g : *gpus) {
+      if (g.pci_bus_id && SamePciDevice(x.pci, *g.pci_bus_id)) {
+        g.xid_events.push_back({x.xid, x.text});
+        found = true;
+        break;
+      }
+    }
+    if (!found) unmatched.push_back(x);
+  }
+  return unmatched;
+}
+
+std::string ReadLiveKernelLog(std::string* source) {
+  int fd = ::open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd >= 0) {
+    std::string log;
+    char buf[8192];
+    while (true) {
+      ssize_t n = ::read(fd, buf, sizeof(buf));
+      if (n > 0) {
+        log.append(buf, static_cast<size_t>(n));
+        if (log.back() != '\n') log += '\n';
+        continue;
+      }
+      if (n < 0 && errno == EPIPE) continue;  // a record was overwritten while reading
+      break;                                  // EAGAIN: no more records
+    }
+    ::close(fd);
+    *source = "/dev/kmsg";
+    return log;
+  }
+  std::string why = std::string("/dev/kmsg: ") + std::strerror(errno);
+  Result<std::string> kern = ReadFile("/var/log/kern.log");
+  if (kern.ok()) {
+    *source = "/var/log/kern.log";
+    return *kern;
+  }
+  *source = "not read (" + why + "; /var/log/kern.log: " + kern.status().message() +
+            "): Xid events not checked; run as root or pass --kernel-log";
+  return "";
+}
 
 std::vector<XidEvent> ParseXidEvents(std::string_view log) {
   std::vector<XidEvent> out;
@@ -122,6 +176,23 @@ HealthReport JudgeHealth(const Fingerprint& fp, const std::vector<XidEvent>& xid
     if (gpu.remapped_rows.pending.value_or(false)) {
       add("degraded", "row remapping pending", "reset the GPU to apply the remap");
     }
+    // Dynamic page retirement (pre-Ampere GPUs; NVIDIA's "Dynamic Page Retirement" guide,
+    // docs.nvidia.com/deploy/dynamic-page-retirement): a retirement pending until the next
+    // driver reload is degraded; kRetiredPagesFailed (60, the retired-page count that guide's
+    // RMA policy names as we recall it; the number is unverified here) or more is failed.
+    const RetiredPages& rp = gpu.retired_pages;
+    uint64_t retired = rp.single_bit.value_or(0) + rp.double_bit.value_or(0);
+    if (retired >= kRetiredPagesFailed) {
+      add("failed",
+          std::to_string(retired) + " retired pages (" + std::to_string(rp.single_bit.value_or(0)) +
+              " single-bit, " + std::to_string(rp.double_bit.value_or(0)) + " double-bit)",
+          "replace the GPU (RMA)");
+    } else if (retired > 0) {
+      add("info", std::to_string(retired) + " retired pages", "watch for new ones");
+    }
+    if (rp.pending.value_or(false)) {
+      add("degraded", "page retirement pending", "reload the driver or reset the GPU to retire it");
+    }
     if (gpu.ecc.volatile_uncorrected.value_or(0) > 0) {
       add("degraded",
           std::to_string(*gpu.ecc.volatile_uncorrected) + " uncorrected ECC errors since boot",
@@ -157,7 +228,7 @@ HealthReport JudgeHealth(const Fingerprint& fp, const std::vector<XidEvent>& xid
           "nvidia-persistenced, or nvidia-smi -pm 1");
     }
     for (size_t i = 0; i < xids.size(); ++i) {
-      if (!gpu.pci_bus_id || !SameDevice(xids[i].pci, *gpu.pci_bus_id)) continue;
+      if (!gpu.pci_bus_id || !SamePciDevice(xids[i].pci, *gpu.pci_bus_id)) continue;
       matched[i] = true;
       XidInfo d = DescribeXid(xids[i].xid);
       add(d.severity, "Xid " + std::to_string(xids[i].xid) + ": " + d.meaning,

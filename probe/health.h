@@ -12,7 +12,9 @@
 //   info      Xid 13, 31, 43 (usually the application's fault), other Xids; PCIe generation
 //             below its maximum (GPUs lower it when idle); persistence mode off; software
 //             power capping
-// Retired pages (pre-Ampere) are not in the fingerprint and so are not judged.
+// Retired pages (pre-Ampere GPUs, gpus[].retired_pages): a pending retirement is degraded;
+// kRetiredPagesFailed or more retired pages (single- and double-bit together) is failed; fewer
+// is info.
 #ifndef CUTOVER_PROBE_HEALTH_H_
 #define CUTOVER_PROBE_HEALTH_H_
 
@@ -26,6 +28,9 @@
 
 namespace cutover::probe {
 
+// The retired-page count at which a GPU is failed (see health.cc for the reference).
+inline constexpr uint64_t kRetiredPagesFailed = 60;
+
 struct XidEvent {
   std::string pci;  // as logged: "0000:18:00"
   int xid = 0;
@@ -35,6 +40,19 @@ struct XidEvent {
 // Every "NVRM: Xid (PCI:<bdf>): <n>, ..." line in a kernel log (dmesg, /dev/kmsg records,
 // journalctl -k, kern.log). Other lines are ignored.
 std::vector<XidEvent> ParseXidEvents(std::string_view log);
+
+// True when a logged PCI address ("0000:18:00") and an NVML bus id ("00000000:18:00.0") name
+// the same device (domain, bus and device compared as numbers).
+bool SamePciDevice(const std::string& logged, const std::string& bus_id);
+
+// Appends each event to gpus[].xid_events of the GPU it names; returns the events that name
+// none of them.
+std::vector<XidEvent> AttachXidEvents(const std::vector<XidEvent>& events,
+                                      std::vector<GpuInfo>* gpus);
+
+// The kernel log of this host: /dev/kmsg (every record still in the ring buffer), else
+// /var/log/kern.log. Sets *source to where it came from, or to why nothing was read.
+std::string ReadLiveKernelLog(std::string* source);
 
 struct XidInfo {
   const char* severity;  // "failed" | "degraded" | "info"

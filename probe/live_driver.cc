@@ -6,6 +6,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 
 #include "core/subprocess.h"
 
@@ -21,6 +22,10 @@ constexpr int kNvmlMemoryErrorUncorrected = 1;
 constexpr int kNvmlVolatileEcc = 0;
 constexpr int kNvmlAggregateEcc = 1;
 constexpr unsigned kNvmlMaxNvLinks = 18;
+constexpr nvmlReturn_t kNvmlInsufficientSize = 7;
+// nvmlPageRetirementCause_t.
+constexpr int kNvmlRetiredMultipleSingleBit = 0;
+constexpr int kNvmlRetiredDoubleBit = 1;
 
 struct nvmlPciInfo_t {
   char busIdLegacy[16];
@@ -67,6 +72,12 @@ struct NvmlApi {
                                                         unsigned long long*) = nullptr;
   nvmlReturn_t (*DeviceGetPersistenceMode)(nvmlDevice_t, nvmlEnableState_t*) = nullptr;
   nvmlReturn_t (*DeviceGetNvLinkState)(nvmlDevice_t, unsigned, nvmlEnableState_t*) = nullptr;
+  // nvmlDeviceGetRetiredPages_v2(device, cause, *count, addresses, timestamps): count 0 and
+  // null buffers ask for the count only (NVML_ERROR_INSUFFICIENT_SIZE when some exist).
+  nvmlReturn_t (*DeviceGetRetiredPages)(nvmlDevice_t, int, unsigned*, unsigned long long*,
+                                        unsigned long long*) = nullptr;
+  nvmlReturn_t (*DeviceGetRetiredPagesPendingStatus)(nvmlDevice_t, nvmlEnableState_t*) = nullptr;
+  nvmlReturn_t (*DeviceGetVirtualizationMode)(nvmlDevice_t, int*) = nullptr;
 };
 
 // One entry of a symbol table: the names to try in order, whether the library is unusable
@@ -116,6 +127,9 @@ std::vector<SymbolEntry> NvmlSymbols(NvmlApi& a) {
           false),
       Sym(&a.DeviceGetPersistenceMode, {"nvmlDeviceGetPersistenceMode"}, false),
       Sym(&a.DeviceGetNvLinkState, {"nvmlDeviceGetNvLinkState"}, false),
+      Sym(&a.DeviceGetRetiredPages, {"nvmlDeviceGetRetiredPages_v2"}, false),
+      Sym(&a.DeviceGetRetiredPagesPendingStatus, {"nvmlDeviceGetRetiredPagesPendingStatus"}, false),
+      Sym(&a.DeviceGetVirtualizationMode, {"nvmlDeviceGetVirtualizationMode"}, false),
   };
 }
 
@@ -262,7 +276,40 @@ GpuInfo QueryGpu(const NvmlApi& api, unsigned index, nvmlDevice_t dev) {
       g.nvlink_active.push_back(active != 0);
     }
   }
+  if (api.DeviceGetRetiredPages) {
+    auto count = [&](int cause) -> std::optional<uint64_t> {
+      unsigned n = 0;
+      nvmlReturn_t rc = api.DeviceGetRetiredPages(dev, cause, &n, nullptr, nullptr);
+      if (rc != kNvmlSuccess && rc != kNvmlInsufficientSize) return std::nullopt;
+      return n;
+    };
+    g.retired_pages.single_bit = count(kNvmlRetiredMultipleSingleBit);
+    g.retired_pages.double_bit = count(kNvmlRetiredDoubleBit);
+  }
+  nvmlEnableState_t rp_pending = 0;
+  if (api.DeviceGetRetiredPagesPendingStatus &&
+      api.DeviceGetRetiredPagesPendingStatus(dev, &rp_pending) == kNvmlSuccess) {
+    g.retired_pages.pending = rp_pending != 0;
+  }
   return g;
+}
+
+// nvmlGpuVirtualizationMode_t as a name.
+std::string VirtualizationModeName(int mode) {
+  switch (mode) {
+    case 0:
+      return "none";
+    case 1:
+      return "passthrough";
+    case 2:
+      return "vgpu";
+    case 3:
+      return "host_vgpu";
+    case 4:
+      return "host_vsga";
+    default:
+      return "unknown(" + std::to_string(mode) + ")";
+  }
 }
 
 }  // namespace
@@ -382,6 +429,13 @@ LiveDriverResult QueryLiveDriverInProcess(const LiveDriverOptions& options) {
       continue;
     }
     r.gpus.push_back(QueryGpu(api, i, dev));
+    int mode = 0;
+    if (api.DeviceGetVirtualizationMode &&
+        api.DeviceGetVirtualizationMode(dev, &mode) == kNvmlSuccess) {
+      // The host's mode: the first GPU's, unless a later one is virtualized and it is not.
+      std::optional<std::string>& host = r.driver.sharing.virtualization_mode;
+      if (!host || *host == "none") host = VirtualizationModeName(mode);
+    }
   }
   api.Shutdown();
   return r;

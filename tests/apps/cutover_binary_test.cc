@@ -402,6 +402,48 @@ TEST(CutoverBinary, ProbeFleetAndHealthExitCodes) {
   ASSERT_FALSE(doc.is_discarded()) << x.out;
   EXPECT_EQ(doc["gpus"][0]["verdict"], "failed");
   EXPECT_EQ(doc["healthy"], false);
+
+  // An image root with that kernel log: collect records the Xid on GPU 0, and health of the
+  // saved fingerprint judges it without --kernel-log.
+  ASSERT_EQ(testing::RunShell("cp -a " + fixtures + "h100-cuda12.4 " + dir.Join("root") +
+                              " && mkdir -p " + dir.Join("root/var/log") + " && cp " +
+                              dir.Join("kern.log") + " " + dir.Join("root/var/log/kern.log")),
+            0);
+  ProcResult c =
+      RunCutover({"probe", "collect", "--root", dir.Join("root"), "--out", dir.Join("xid.json")});
+  ASSERT_EQ(c.exit_code, 0) << c.err;
+  ProcResult saved = RunCutover({"probe", "health", dir.Join("xid.json")});
+  EXPECT_EQ(saved.exit_code, 1) << saved.out << saved.err;
+  EXPECT_THAT(saved.out, HasSubstr("Xid 79: GPU has fallen off the bus"));
+  EXPECT_THAT(saved.out, HasSubstr("kernel log: the fingerprint's gpus[].xid_events (collected "
+                                   "from /var/log/kern.log)"));
+}
+
+// collect --deep on an image root holding the library nvcc built here: hashed into the cache
+// named by XDG_CACHE_HOME (the second run hits it), never loaded.
+TEST(CutoverBinary, ProbeCollectDeepOnARoot) {
+  testing::TempDir dir;
+  ASSERT_EQ(
+      testing::RunShell("mkdir -p " + dir.Join("root/usr/lib/x86_64-linux-gnu") + " && cp " +
+                        testing::SourceDir() + "/tests/fixtures/binaries/libscale-sm80-ptx90.so " +
+                        dir.Join("root/usr/lib/x86_64-linux-gnu/libnccl-net-x.so")),
+      0);
+  const std::vector<std::string> env = {"XDG_CACHE_HOME=" + dir.Join("cache")};
+  for (int run = 0; run < 2; ++run) {
+    ProcResult r =
+        RunCutover({"probe", "collect", "--root", dir.Join("root"), "--deep", "--json"}, env);
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    auto doc = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_FALSE(doc.is_discarded()) << r.out;
+    const auto& lib = doc["libraries"][0];
+    EXPECT_EQ(lib["sha256"].get<std::string>().size(), 64u);
+    EXPECT_EQ(lib["cuda_archs"], nlohmann::json({"compute_90", "sm_80"}));
+    EXPECT_TRUE(lib["loaded_version"].is_null());
+    EXPECT_EQ(doc["collection"]["deep"]["hash_cache"],
+              dir.Join("cache") + "/cutover/sha256-cache.json");
+    EXPECT_EQ(doc["collection"]["deep"]["hashes_from_cache"], run);
+    EXPECT_EQ(doc["collection"]["deep"]["hashes_computed"], 1 - run);
+  }
 }
 
 TEST(CutoverBinary, CompatRunRejectsUnknownBackend) {

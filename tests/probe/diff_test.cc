@@ -79,8 +79,8 @@ DiffReport HostDiff(const Fingerprint& s, const Fingerprint& t) {
 TEST(CompatRulesTest, BuiltinRulesParse) {
   Result<CompatRules> r = ParseCompatRules(EmbeddedData("compat-rules.json"));
   ASSERT_TRUE(r.ok()) << r.status().ToString();
-  EXPECT_EQ(r->version, 2);
-  EXPECT_EQ(BuiltinRules().version, 2);
+  EXPECT_EQ(r->version, 3);
+  EXPECT_EQ(BuiltinRules().version, 3);
   EXPECT_EQ(r->minor_version_compat.at(12), "525.60.13");
   EXPECT_EQ(r->minor_version_compat.at(13), "580.65.06");
   EXPECT_EQ(r->min_compute_capability.at(13), "7.5");
@@ -367,6 +367,99 @@ TEST(DiffTest, GlibcOlderOnlyInHostMode) {
   EXPECT_TRUE(Diff(s, t, DiffMode::kContainer, BuiltinRules()).findings.empty());
 }
 
+TEST(DiffTest, LibrariesNeedingANewerGlibcThanTheHostHas) {
+  Fingerprint fp = Host();
+  fp.os.glibc = "2.31";
+  fp.libraries[0].glibc_needed = "2.34";
+  fp.libraries[1].glibc_needed = "2.17";
+  fp.libraries[2].glibc_needed = "2.35";
+  auto alone = CheckHost(fp, BuiltinRules(), "target");
+  ASSERT_EQ(Codes(alone),
+            (std::multiset<std::string>{"blocker os.glibc_too_old_for_libraries target"}));
+  EXPECT_EQ(alone[0].source, "GLIBC_2.35");
+  EXPECT_EQ(alone[0].target, "glibc 2.31");
+  EXPECT_EQ(alone[0].message,
+            "2 of its own libraries need symbol versions newer than glibc 2.31 "
+            "(/usr/lib/libnccl.so.2 needs GLIBC_2.35): the loader refuses them (\"version "
+            "`GLIBC_2.35' not found\")");
+  fp.os.glibc = "2.35";
+  EXPECT_TRUE(CheckHost(fp, BuiltinRules(), "target").empty()) << "2.35 is enough for 2.35";
+
+  // A pair: the source's pip wheels travel to the target in host mode only.
+  Fingerprint s = Host(), t = Host();
+  t.os.glibc = "2.31";
+  s.libraries.push_back({"cudnn", "9.1.0", "/venv/nvidia/cudnn/lib/libcudnn.so.9", {}, {}, "pip"});
+  s.libraries.back().glibc_needed = "2.34";
+  s.libraries[0].glibc_needed = "2.35";  // a system library: the target has its own
+  EXPECT_EQ(Codes(HostDiff(s, t).findings),
+            (std::multiset<std::string>{"blocker os.glibc_too_old_for_libraries pair",
+                                        "warning os.glibc_older pair"}));
+  DiffReport pair = HostDiff(s, t);
+  const DiffFinding* f = Find(pair, "os.glibc_too_old_for_libraries");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("1 of the source's pip-wheel libraries"), std::string::npos)
+      << f->message;
+  EXPECT_FALSE(
+      Find(Diff(s, t, DiffMode::kContainer, BuiltinRules()), "os.glibc_too_old_for_libraries"))
+      << "a container brings its own glibc";
+}
+
+// The library nvcc built here (SASS sm_80, PTX compute_90 of ISA 9.0) as collect --deep records
+// it, on the fixture hosts' GPUs.
+TEST(DiffTest, NoSassOrPtxForTheTargetGpuFromARealLibrary) {
+  testing::TempDir root, cache;
+  ASSERT_EQ(
+      testing::RunShell("mkdir -p " + root.Join("usr/lib/x86_64-linux-gnu") + " && cp " +
+                        testing::SourceDir() + "/tests/fixtures/binaries/libscale-sm80-ptx90.so " +
+                        root.Join("usr/lib/x86_64-linux-gnu/libnccl-net-scale.so")),
+      0);
+  RealFileSystem fs(root.path());
+  CollectOptions o;
+  o.deep = {.enabled = true, .cache_dir = cache.path()};
+  Fingerprint image = Collect(fs, o);
+  ASSERT_EQ(image.libraries.size(), 1u);
+  ASSERT_EQ(image.libraries[0].cuda_archs, (std::vector<std::string>{"compute_90", "sm_80"}));
+  auto codes = [&](const std::string& host) {
+    std::multiset<std::string> out;
+    DiffReport r = Diff(image, CollectFixture(host), DiffMode::kContainer, BuiltinRules());
+    for (const DiffFinding& f : r.findings) {
+      if (f.code.rfind("gpu.no_code", 0) == 0 || f.code == "gpu.ptx_jit_only") {
+        out.insert(f.severity + " " + f.code + " " + f.scope + " " + f.target.value_or(""));
+      }
+    }
+    return out;
+  };
+  // V100 (7.0): SASS sm_80 is for another major, PTX compute_90 is newer than the GPU.
+  EXPECT_EQ(
+      codes("v100-cuda11.0"),
+      (std::multiset<std::string>{"blocker gpu.no_code_for_library pair compute capability 7.0"}));
+  // A100 (8.0): the SASS runs.
+  EXPECT_TRUE(codes("a100-cuda11.8").empty());
+  // H100 whose driver supports CUDA 12.4: PTX ISA 9.0 needs CUDA 13.0 to JIT.
+  EXPECT_EQ(
+      codes("h100-cuda12.4"),
+      (std::multiset<std::string>{"blocker gpu.no_code_for_library pair compute capability 9.0"}));
+  DiffReport h100 =
+      Diff(image, CollectFixture("h100-cuda12.4"), DiffMode::kContainer, BuiltinRules());
+  const DiffFinding* f = Find(h100, "gpu.no_code_for_library");
+  ASSERT_NE(f, nullptr);
+  EXPECT_NE(f->message.find("compute_90 is PTX ISA 9.0, which needs CUDA 13.0; the driver "
+                            "supports CUDA 12.4"),
+            std::string::npos)
+      << f->message;
+  // H200 on a CUDA 13.0 driver: runs only by JIT from PTX.
+  EXPECT_EQ(codes("h200-cuda13.0"),
+            (std::multiset<std::string>{"warning gpu.ptx_jit_only pair compute capability 9.0"}));
+  // Host mode: a system library stays behind (the target has its own); a pip wheel travels.
+  EXPECT_FALSE(Find(HostDiff(image, CollectFixture("v100-cuda11.0")), "gpu.no_code_for_library"));
+  image.libraries[0].origin = "pip";
+  EXPECT_TRUE(Find(HostDiff(image, CollectFixture("v100-cuda11.0")), "gpu.no_code_for_library"));
+  // On its own host: the library against that host's GPUs (none in the image).
+  EXPECT_FALSE(
+      Find(Diff(image, image, DiffMode::kHost, BuiltinRules()), "gpu.no_code_for_library"));
+  ExpectValidDiff(DiffToJson(h100));
+}
+
 Fingerprint WithTorch(Fingerprint fp, const std::string& version) {
   fp.frameworks.push_back(
       {"torch", version, "12.4", "9.1.0", "/usr/lib/python3/site-packages", {}});
@@ -474,7 +567,7 @@ TEST(DiffTest, TableNamesModeAndFindings) {
   Fingerprint s = Host(), t = Host();
   t.os.glibc = "2.31";
   std::string table = RenderDiffTable(HostDiff(s, t));
-  EXPECT_NE(table.find("probe diff (mode host, rules v2): h -> h"), std::string::npos) << table;
+  EXPECT_NE(table.find("probe diff (mode host, rules v3): h -> h"), std::string::npos) << table;
   EXPECT_NE(table.find("WARNING  os.glibc_older"), std::string::npos) << table;
   EXPECT_NE(table.find("0 blocker(s), 1 warning(s), 0 info"), std::string::npos) << table;
 }

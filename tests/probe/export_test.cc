@@ -205,6 +205,31 @@ TEST(ExportTest, EscapesLabelValues) {
   }
 }
 
+// A Volta host as NVML describes it: retired pages (one pending) and Xids from the kernel log.
+Fingerprint VoltaWithRetiredPages() {
+  Fingerprint fp = NvmlHost();
+  fp.gpus.resize(1);
+  fp.gpus[0].retired_pages = {.single_bit = 3, .double_bit = 1, .pending = true};
+  fp.gpus[0].xid_events = {{63, "NVRM: Xid (PCI:0000:00:00): 63, retired"},
+                           {48, "NVRM: Xid (PCI:0000:00:00): 48, DBE"},
+                           {63, "NVRM: Xid (PCI:0000:00:00): 63, retired"}};
+  return fp;
+}
+
+TEST(ExportTest, PrometheusRetiredPagesAndXids) {
+  std::string text = RenderPrometheus(VoltaWithRetiredPages());
+  for (const char* line :
+       {"cutover_gpu_retired_pages{index=\"0\",uuid=\"GPU-0\",cause=\"single_bit\"} 3\n",
+        "cutover_gpu_retired_pages{index=\"0\",uuid=\"GPU-0\",cause=\"double_bit\"} 1\n",
+        "cutover_gpu_retired_pages_pending{index=\"0\",uuid=\"GPU-0\"} 1\n",
+        "cutover_gpu_xid_events{index=\"0\",uuid=\"GPU-0\",xid=\"48\"} 1\n",
+        "cutover_gpu_xid_events{index=\"0\",uuid=\"GPU-0\",xid=\"63\"} 2\n"}) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  EXPECT_EQ(RenderPrometheus(NvmlHost()).find("retired"), std::string::npos)
+      << "nothing is written where NVML reported nothing";
+}
+
 // Prometheus's own parser and linter. Debian and Ubuntu ship promtool in the prometheus package.
 TEST(ExportTest, PromtoolAcceptsTheText) {
   if (testing::RunShell("command -v promtool") != 0) {
@@ -218,6 +243,7 @@ TEST(ExportTest, PromtoolAcceptsTheText) {
       {"nvml", NvmlHost()},
       {"escaped", escaped},
       {"no-driver", CollectFixture("no-driver")},
+      {"retired", VoltaWithRetiredPages()},
   };
   for (const auto& [name, fp] : cases) {
     std::string path = dir.Join(std::string(name) + ".prom");

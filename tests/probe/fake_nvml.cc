@@ -2,6 +2,10 @@
 // driver query on machines without a GPU. FAKE_NVML_HANG=1 makes nvmlInit_v2 hang;
 // FAKE_NVML_INIT_FAIL=1 makes it fail with NVML_ERROR_DRIVER_NOT_LOADED (9).
 // nvmlDeviceGetVbiosVersion is deliberately absent (an optional symbol).
+// It also stands in for a CUDA runtime that `probe collect --deep` loads in a child:
+// cudaRuntimeGetVersion says 12.4; FAKE_LIB_CRASH_ON_LOAD=1 makes loading it die of SIGSEGV and
+// FAKE_LIB_HANG_ON_LOAD=1 makes loading it hang.
+#include <signal.h>
 #include <unistd.h>
 #include <cstdlib>
 #include <cstring>
@@ -129,6 +133,43 @@ int nvmlDeviceGetNvLinkState(FakeDevice*, unsigned link, int* active) {
   if (link >= 4) return 3;  // this fake has 4 links
   *active = link != 2;
   return 0;
+}
+
+// Two pages retired for single-bit errors, one for a double-bit error, one more pending.
+int nvmlDeviceGetRetiredPages_v2(FakeDevice*, int cause, unsigned* count,
+                                 unsigned long long* addresses, unsigned long long* timestamps) {
+  unsigned have = cause == 0 ? 2 : cause == 1 ? 1 : 0;
+  if (cause > 1) return 2;  // NVML_ERROR_INVALID_ARGUMENT
+  if (*count < have) {
+    *count = have;
+    return have == 0 ? 0 : 7;  // NVML_ERROR_INSUFFICIENT_SIZE
+  }
+  for (unsigned i = 0; i < have; ++i) {
+    if (addresses != nullptr) addresses[i] = 0x1000 * (i + 1);
+    if (timestamps != nullptr) timestamps[i] = 1700000000 + i;
+  }
+  *count = have;
+  return 0;
+}
+int nvmlDeviceGetRetiredPagesPendingStatus(FakeDevice*, int* pending) {
+  *pending = 1;
+  return 0;
+}
+int nvmlDeviceGetVirtualizationMode(FakeDevice*, int* mode) {
+  *mode = 1;  // NVML_GPU_VIRTUALIZATION_MODE_PASSTHROUGH
+  return 0;
+}
+
+int cudaRuntimeGetVersion(int* v) {
+  *v = 12040;
+  return 0;
+}
+
+__attribute__((constructor)) static void FakeLibOnLoad() {
+  if (std::getenv("FAKE_LIB_CRASH_ON_LOAD") != nullptr) ::raise(SIGSEGV);
+  if (std::getenv("FAKE_LIB_HANG_ON_LOAD") != nullptr) {
+    for (;;) ::pause();
+  }
 }
 
 int cuDriverGetVersion(int* v) {

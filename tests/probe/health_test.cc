@@ -2,6 +2,8 @@
 // host's fingerprint.
 #include "probe/health.h"
 
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "core/file_system.h"
@@ -90,6 +92,21 @@ TEST(HealthTest, EachRuleGivesItsVerdict) {
       {"xid 79 (hex case differs)", [](GpuInfo&) {},
        "NVRM: Xid (PCI:0000:1a:00): 79, pid=1, GPU has fallen off the bus.\n", "failed",
        "Xid 79: GPU has fallen off the bus"},
+      {"page retirement pending", [](GpuInfo& g) { g.retired_pages.pending = true; }, "",
+       "degraded", "page retirement pending"},
+      {"a few retired pages",
+       [](GpuInfo& g) {
+         g.retired_pages.single_bit = 3;
+         g.retired_pages.double_bit = 1;
+         g.retired_pages.pending = false;
+       },
+       "", "healthy", "4 retired pages"},
+      {"retired pages at the threshold",
+       [](GpuInfo& g) {
+         g.retired_pages.single_bit = 58;
+         g.retired_pages.double_bit = 2;
+       },
+       "", "failed", "60 retired pages (58 single-bit, 2 double-bit)"},
       {"xid 94", [](GpuInfo&) {}, "NVRM: Xid (PCI:0000:1a:00): 94, pid=1, Contained\n", "degraded",
        "Xid 94: contained ECC error (restart the application)"},
   };
@@ -118,6 +135,49 @@ TEST(HealthTest, AnXidOnAGpuMissingFromTheFingerprintStillCounts) {
   EXPECT_FALSE(r.AllHealthy());
   EXPECT_NE(RenderHealthTable(r).find("Xid 79 on 0000:99:00 (no such GPU now)"), std::string::npos);
   CUTOVER_EXPECT_VALID(HealthToJson(r), "health-1.json");
+}
+
+TEST(HealthTest, CollectAttachesXidsToTheirGpusAndReportsTheRest) {
+  testing::TempDir root;
+  ASSERT_EQ(testing::RunShell("cp -a " + testing::SourceDir() +
+                              "/tests/fixtures/hosts/h100-cuda12.4/. " + root.path()),
+            0);
+  ASSERT_EQ(testing::RunShell("mkdir -p " + root.Join("var/log")), 0);
+  {
+    std::ofstream log(root.Join("var/log/kern.log"));
+    log << "Dec  3 10:00:00 node kernel: NVRM: Xid (PCI:0000:18:00): 94, pid=7, Contained\n"
+        << "Dec  3 10:00:01 node kernel: NVRM: Xid (PCI:0000:99:00): 79, pid=1, off the bus\n";
+  }
+  RealFileSystem fs(root.path());
+  Fingerprint fp = Collect(fs, CollectOptions{});
+  CUTOVER_EXPECT_VALID_FINGERPRINT(FingerprintToJson(fp));
+  EXPECT_EQ(fp.collection.kernel_log, "/var/log/kern.log");
+  ASSERT_EQ(fp.gpus.size(), 2u);
+  int with_xid = 0;
+  for (const GpuInfo& g : fp.gpus) {
+    if (g.xid_events.empty()) continue;
+    ++with_xid;
+    ASSERT_EQ(g.xid_events.size(), 1u);
+    EXPECT_EQ(g.xid_events[0].xid, 94);
+    EXPECT_EQ(g.xid_events[0].text, "NVRM: Xid (PCI:0000:18:00): 94, pid=7, Contained");
+    EXPECT_TRUE(SamePciDevice("0000:18:00", g.pci_bus_id.value_or("")));
+  }
+  EXPECT_EQ(with_xid, 1);
+  bool unmatched = false;
+  for (const Finding& f : fp.collection.findings) {
+    if (f.code != "gpu.xid_unmatched") continue;
+    unmatched = true;
+    EXPECT_EQ(f.severity, "warning");
+    EXPECT_EQ(f.message,
+              "Xid 79 (GPU has fallen off the bus) on PCI 0000:99:00, which is not a GPU found "
+              "now: NVRM: Xid (PCI:0000:99:00): 79, pid=1, off the bus");
+  }
+  EXPECT_TRUE(unmatched);
+  // A saved fingerprint carries its Xids into `probe health`.
+  Result<Fingerprint> back = FingerprintFromJson(FingerprintToJson(fp));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->gpus[0].xid_events, fp.gpus[0].xid_events);
+  EXPECT_EQ(back->gpus[1].xid_events, fp.gpus[1].xid_events);
 }
 
 }  // namespace

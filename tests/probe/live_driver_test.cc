@@ -45,6 +45,10 @@ TEST(LiveDriverTest, ReadsEveryFieldThroughTheSymbolTableInAChild) {
   EXPECT_EQ(g.persistence_mode, true);
   EXPECT_EQ(g.nvlink_active, (std::vector<bool>{true, true, false, true}));
   EXPECT_FALSE(g.vbios.has_value());
+  EXPECT_EQ(g.retired_pages.single_bit, 2u);
+  EXPECT_EQ(g.retired_pages.double_bit, 1u);
+  EXPECT_EQ(g.retired_pages.pending, true);
+  EXPECT_EQ(r.driver.sharing.virtualization_mode, "passthrough");
   bool saw_missing = false;
   for (const Finding& f : r.findings) {
     if (f.code == "nvml.symbol_missing" &&
