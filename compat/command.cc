@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <sys/utsname.h>
@@ -13,6 +14,7 @@
 
 #include "compat/backend_loader.h"
 #include "compat/compare.h"
+#include "compat/device_runner.h"
 #include "compat/op.h"
 #include "compat/record.h"
 #include "compat/runner.h"
@@ -30,8 +32,16 @@ constexpr char kRunHelp[] =
     "Run a suite and write a record (cutover.compat-record/1). --backend cpu runs every op that "
     "has a meaning on a CPU (others are recorded as n/a). --backend cuda loads the CUDA backend "
     "plugin (libcutover_compat_cuda.so next to this binary, in ../lib/cutover/, or "
-    "$CUTOVER_CUDA_PLUGIN), checks every device, prints the devices and library versions, then "
-    "exits 2 because cuda suites are not built yet; with no usable driver or device it exits 3.";
+    "$CUTOVER_CUDA_PLUGIN), checks every device, measures the device's copy bandwidth and GEMM "
+    "rate (stored in the record with the device's name, SM count, compute capability, library "
+    "versions and TF32 setting) and runs every case on --device; an op the plugin lacks is "
+    "recorded as missing, one with no meaning on the device as n/a. With no usable plugin, "
+    "driver or device it exits 3.";
+
+constexpr char kCalibrateHelp[] =
+    "Measure a device's own ceilings through the CUDA backend plugin: our copy kernel and "
+    "cudaMemcpy device to device (GB/s, bytes read + written), a bf16 8192^3 and an fp32 4096^3 "
+    "GEMM through cuBLASLt (TFLOP/s). Exit 3 without a usable plugin, driver or device.";
 
 struct RunOptions {
   std::string backend = "cpu";
@@ -41,7 +51,9 @@ struct RunOptions {
   std::string accumulate = "fp32";
   std::string fingerprint;
   int reps = 5;
+  int warmup = 3;
   int threads = 2;
+  int device = 0;
   bool resume = false;
 };
 
@@ -78,8 +90,24 @@ Result<nlohmann::json> RecordFingerprint(const std::string& path) {
   return FingerprintToJson(fp);
 }
 
-Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
+// Loads and initializes the CUDA backend, checks `device`, and prints what it found to stderr.
+Result<LoadedBackend> OpenCuda(int device) {
+  CUTOVER_ASSIGN_OR_RETURN(LoadedBackend cuda, LoadCudaBackend(LoaderOptions{}));
+  CUTOVER_RETURN_IF_ERROR(cuda.Init().WithContext("CUDA backend"));
+  if (device < 0 || device >= cuda.DeviceCount()) {
+    return Status::InvalidArgument("compat: --device " + std::to_string(device) +
+                                   ": the CUDA backend has " + std::to_string(cuda.DeviceCount()) +
+                                   " device(s)");
+  }
+  return cuda;
+}
+
+Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g) {
   if (o.record.empty()) return Status::InvalidArgument("compat run: --record OUT is required");
+  const bool cuda_backend = o.backend == "cuda";
+  if (cuda_backend && o.accumulate != "fp32") {
+    return Status::InvalidArgument("compat run: --accumulate fp64 applies to the cpu backend only");
+  }
   CUTOVER_ASSIGN_OR_RETURN(Suite suite, ParseSuite(o.suite));
   CUTOVER_ASSIGN_OR_RETURN(std::vector<CaseSpec> cases, SuiteCases(suite, o.ops));
   SuiteRunOptions run;
@@ -87,10 +115,26 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
   run.resume = o.resume;
   run.cases = cases;
   CompatRecord& rec = run.header;
-  rec.backend = "cpu";
+  rec.backend = o.backend;
   rec.suite = o.suite;
   rec.accumulate = o.accumulate;
-  rec.threads = o.threads;
+  rec.threads = cuda_backend ? 0 : o.threads;
+  std::optional<LoadedBackend> cuda;
+  if (cuda_backend) {
+    CUTOVER_ASSIGN_OR_RETURN(LoadedBackend opened, OpenCuda(o.device));
+    cuda.emplace(std::move(opened));
+    CUTOVER_ASSIGN_OR_RETURN(BackendCalibration cal, cuda->Calibrate(o.device));
+    CUTOVER_ASSIGN_OR_RETURN(rec.device, DeviceRecordInfo(*cuda, o.device, &cal));
+    DeviceRunConfig dcfg;
+    dcfg.device = o.device;
+    dcfg.device_count = cuda->DeviceCount();
+    dcfg.warmup = o.warmup;
+    dcfg.reps = o.reps;
+    const CutoverCompatPlugin* table = &cuda->table();
+    run.run_case = [table, dcfg](const OpDescriptor& op, const CaseSpec& c) {
+      return RunDeviceCase(*table, op, c, dcfg);
+    };
+  }
   rec.created_at = NowRfc3339Utc();
   rec.cutover_version = std::string(CutoverVersion());
   CUTOVER_ASSIGN_OR_RETURN(rec.fingerprint, RecordFingerprint(o.fingerprint));
@@ -108,7 +152,7 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
   for (const CaseResult& r : done.record.cases) {
     char line[256];
     if (r.status == "ok") {
-      std::snprintf(line, sizeof(line), "%-44s %10.3f ms %10.2f %s%s\n", r.id.c_str(),
+      std::snprintf(line, sizeof(line), "%-44s %10.4f ms %10.2f %s%s\n", r.id.c_str(),
                     r.timing.median_s * 1e3, r.timing.rate, r.timing.rate_unit.c_str(),
                     r.deterministic ? "" : "  NOT deterministic");
     } else {
@@ -116,6 +160,12 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
                     r.error.c_str());
     }
     table += line;
+  }
+  if (cuda_backend) {
+    const nlohmann::json& d = done.record.device;
+    table = "device: " + d.value("name", std::string("?")) + ", " +
+            std::to_string(d.value("sm_count", 0)) + " SMs, compute capability " +
+            d.value("compute_capability", std::string("?")) + "\n" + table;
   }
   table += std::to_string(done.record.cases.size()) + " cases written to " + o.record;
   if (o.resume) {
@@ -186,20 +236,28 @@ std::string FormatDevice(const BackendDevice& d) {
          (d.pci_bus_id.empty() ? std::string("unknown") : d.pci_bus_id) + "\n";
 }
 
-Result<int> RunCuda() {
-  CUTOVER_ASSIGN_OR_RETURN(LoadedBackend cuda, LoadCudaBackend(LoaderOptions{}));
-  CUTOVER_RETURN_IF_ERROR(cuda.Init().WithContext("CUDA backend"));
-  CUTOVER_ASSIGN_OR_RETURN(BackendLibraryVersions versions, cuda.LibraryVersions());
+Result<int> RunCalibrate(int device, const GlobalOptions& g) {
+  CUTOVER_ASSIGN_OR_RETURN(LoadedBackend cuda, OpenCuda(device));
+  CUTOVER_ASSIGN_OR_RETURN(BackendCalibration cal, cuda.Calibrate(device));
+  CUTOVER_ASSIGN_OR_RETURN(nlohmann::json info, DeviceRecordInfo(cuda, device, &cal));
   std::string out = "CUDA backend: " + cuda.path() + "\n";
   out += "  build: " + cuda.build_info() + "\n";
-  out += "  libraries: " + versions.ToString() + "\n";
+  out += "  libraries: " + info["libraries"]["summary"].get<std::string>() + "\n";
   for (int i = 0; i < cuda.DeviceCount(); ++i) {
     CUTOVER_ASSIGN_OR_RETURN(BackendDevice d, cuda.Device(i));
     out += FormatDevice(d);
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
-  return Status::Unimplemented("running compat suites is not built yet");
+  char line[512];
+  std::snprintf(line, sizeof(line),
+                "device %d: copy kernel %.1f GB/s, cudaMemcpy %.1f GB/s (read + write, %.0f MiB), "
+                "gemm bf16 %d^3 %.1f TFLOP/s, gemm fp32 4096^3 %.1f TFLOP/s\n",
+                device, cal.copy_kernel_gbps, cal.memcpy_gbps,
+                static_cast<double>(cal.copy_bytes) / (1 << 20), cal.gemm_size,
+                cal.gemm_bf16_tflops, cal.gemm_fp32_tflops);
+  out += line;
+  nlohmann::json doc = {{"schema", "cutover.compat-calibration/1"}, {"device", info}};
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, out));
+  return 0;
 }
 
 }  // namespace
@@ -228,14 +286,21 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
       ->check(CLI::Range(1, 1000));
   run->add_option("--threads", opts->threads, "cpu worker threads (default 2)")
       ->check(CLI::Range(1, 1024));
+  run->add_option("--warmup", opts->warmup, "untimed runs before the timed ones (cuda, default 3)")
+      ->check(CLI::Range(0, 1000));
+  run->add_option("--device", opts->device, "the CUDA device ordinal (cuda, default 0)")
+      ->check(CLI::Range(0, 1023));
   run->add_flag("--resume", opts->resume,
                 "keep the cases an existing --record of the same backend, suite, accumulate, "
                 "threads and op table holds and run only the rest (the record is rewritten "
                 "atomically after every case, so a killed run loses at most the case in flight)");
-  SetCommand(run, ctx, [opts, &ctx]() -> Result<int> {
-    if (opts->backend == "cpu") return RunCpu(*opts, ctx.global);
-    return RunCuda();
-  });
+  SetCommand(run, ctx, [opts, &ctx]() -> Result<int> { return RunSuite(*opts, ctx.global); });
+
+  auto device = std::make_shared<int>(0);
+  CLI::App* calibrate = cmd->add_subcommand("calibrate", kCalibrateHelp);
+  calibrate->add_option("--device", *device, "the CUDA device ordinal (default 0)")
+      ->check(CLI::Range(0, 1023));
+  SetCommand(calibrate, ctx, [device, &ctx]() { return RunCalibrate(*device, ctx.global); });
 
   auto copts = std::make_shared<CompareOptions>();
   CLI::App* compare = cmd->add_subcommand(

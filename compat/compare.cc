@@ -91,6 +91,11 @@ CaseComparison CompareCase(const CaseResult& s, const CaseResult& t) {
   CaseComparison c;
   c.id = s.id;
   c.op = s.spec.op;
+  if (s.status == "missing" || t.status == "missing") {
+    c.verdict = Verdict::kMissing;
+    c.reason = s.status == "missing" ? "source: " + s.error : "target: " + t.error;
+    return c;
+  }
   if (s.status == "n/a" || t.status == "n/a") {
     c.verdict = Verdict::kNotApplicable;
     c.reason = s.status == "n/a" ? "source: " + s.error : "target: " + t.error;

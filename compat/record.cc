@@ -50,7 +50,7 @@ Result<CaseResult> CaseFromJson(const json& c, const std::string& what) {
                                    r.spec.Id() + ")");
   }
   CUTOVER_ASSIGN_OR_RETURN(r.status, GetString(c, "/status", what));
-  if (r.status != "ok" && r.status != "n/a" && r.status != "error") {
+  if (r.status != "ok" && r.status != "n/a" && r.status != "error" && r.status != "missing") {
     return Status::InvalidArgument(what + ": case " + r.id + ": bad status '" + r.status + "'");
   }
   if (const json* e = FindJson(c, "/error"); e != nullptr && e->is_string()) r.error = *e;
@@ -113,6 +113,7 @@ json RecordToJson(const CompatRecord& rec) {
       {"cutover_version", rec.cutover_version},
       {"fingerprint", rec.fingerprint},
       {"cases", json::array()}};
+  if (!rec.device.is_null()) doc["device"] = rec.device;
   for (const CaseResult& r : rec.cases) {
     json c = {{"id", r.id},
               {"op", r.spec.op},
@@ -166,6 +167,9 @@ Result<CompatRecord> RecordFromJson(const json& doc, const std::string& what) {
     rec.cutover_version = *v;
   }
   if (const json* fp = FindJson(doc, "/fingerprint"); fp != nullptr) rec.fingerprint = *fp;
+  if (const json* dev = FindJson(doc, "/device"); dev != nullptr && dev->is_object()) {
+    rec.device = *dev;
+  }
   CUTOVER_ASSIGN_OR_RETURN(const json* cases, GetArray(doc, "/cases", what));
   std::set<std::string> ids;
   for (size_t i = 0; i < cases->size(); ++i) {

@@ -33,8 +33,8 @@ struct CaseTiming {
 struct CaseResult {
   CaseSpec spec;
   std::string id;      // spec.Id()
-  std::string status;  // "ok" | "n/a" | "error"
-  std::string error;   // why, for "n/a" and "error"
+  std::string status;  // "ok" | "n/a" | "error" | "missing" (the backend lacks the op)
+  std::string error;   // why, for every status but "ok"
   uint64_t output_count = 0;
   std::string digest;              // hex SHA-256 of the output bytes
   std::vector<std::string> tiles;  // kRecordTiles hex prefixes (16) of per-tile SHA-256
@@ -57,6 +57,9 @@ struct CompatRecord {
   std::string created_at;  // RFC 3339 UTC
   std::string cutover_version;
   nlohmann::json fingerprint;  // a cutover.fingerprint/1 document (or null)
+  // The backend's device as it ran the cases (cuda: name, SMs, compute capability, library
+  // versions, TF32 setting, calibration); null for cpu. Written as "device" when not null.
+  nlohmann::json device;
   std::vector<CaseResult> cases;
 };
 

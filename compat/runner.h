@@ -9,6 +9,7 @@
 #define CUTOVER_COMPAT_RUNNER_H_
 
 #include <cstddef>
+#include <functional>
 #include <vector>
 
 #include "compat/op.h"
@@ -29,6 +30,15 @@ std::vector<uint64_t> SamplePositions(const CaseSpec& spec, uint64_t n, size_t c
 
 // Runs one case on the cpu backend. An op with no meaning on a CPU gives status "n/a".
 CaseResult RunCpuCase(const OpDescriptor& op, const CaseSpec& spec, const RunConfig& cfg);
+
+// The post-processing every backend shares: fills r's output_count, digest, tiles, NaN/Inf
+// counts and the values at SamplePositions(spec, n, samples) with truth(index) beside them,
+// from the n float32 outputs `out`.
+void SummarizeOutput(const CaseSpec& spec, const float* out, size_t n, size_t samples,
+                     const std::function<double(size_t)>& truth, CaseResult* r);
+// Fills r's median, p10, p90 and rate (op.rate_unit of r->flops or r->bytes) from
+// r->timing.reps_s.
+void SummarizeTiming(const OpDescriptor& op, CaseResult* r);
 
 // median, p10, p90 (linear interpolation between order statistics).
 double Quantile(std::vector<double> v, double q);

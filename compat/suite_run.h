@@ -32,6 +32,9 @@ struct SuiteRunOptions {
   CompatRecord header;
   std::vector<CaseSpec> cases;
   RunConfig config;
+  // Runs one case; empty: RunCpuCase with `config` (compat/runner.h). The cuda backend passes
+  // RunDeviceCase (compat/device_runner.h) bound to its plugin.
+  std::function<CaseResult(const OpDescriptor&, const CaseSpec&)> run_case;
 };
 
 struct SuiteRunResult {
@@ -49,7 +52,7 @@ Status CheckResumable(const CompatRecord& held, const CompatRecord& want, const 
 // when record_path does not exist) and writes the record after each one. `on_case` (may be
 // empty) is called once per case of the list, kept or run. Errors: a record that cannot be read
 // or resumed (InvalidArgument / FailedPrecondition, exit 2), a write failure (IoError).
-// REQUIRES: every case names a registered op; header.backend is "cpu".
+// REQUIRES: every case names a registered op.
 Result<SuiteRunResult> RunSuiteToRecord(const SuiteRunOptions& opts,
                                         const std::function<void()>& on_case);
 

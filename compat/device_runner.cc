@@ -1,0 +1,177 @@
+#include "compat/device_runner.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <functional>
+#include <limits>
+#include <vector>
+
+namespace cutover {
+namespace {
+
+// One line of plugin text (no control characters), from a fixed buffer.
+std::string Line(const char* buf, size_t size) {
+  std::string s;
+  for (size_t i = 0; i < size && buf[i] != '\0'; ++i) {
+    s.push_back(buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t' ? ' ' : buf[i]);
+  }
+  return s;
+}
+
+// The truth at flat output position i of a collective over `ranks` devices, where rank r sent
+// input 0 times (r + 1).
+double CollectiveTruth(std::string_view op, const Tensors& in, int ranks, size_t i) {
+  const double n = ranks;
+  const double sum = n * (n + 1) / 2;  // sum over r of (r + 1)
+  const std::vector<float>& x = in[0];
+  if (op == "all_gather") return static_cast<double>(x[i % x.size()]) * (i / x.size() + 1);
+  if (op == "broadcast") return x[i];
+  return static_cast<double>(x[i]) * sum;  // all_reduce; reduce_scatter's rank 0 block
+}
+
+}  // namespace
+
+bool IsCollectiveOp(std::string_view op) {
+  return op == "all_reduce" || op == "all_gather" || op == "reduce_scatter" || op == "broadcast";
+}
+
+double CollectiveBusFactor(std::string_view op, int ranks) {
+  if (ranks <= 1 || !IsCollectiveOp(op)) return 1.0;
+  const double n = ranks;
+  if (op == "all_reduce") return 2.0 * (n - 1) / n;
+  if (op == "all_gather" || op == "reduce_scatter") return (n - 1) / n;
+  return 1.0;  // broadcast
+}
+
+CaseResult RunDeviceCase(const CutoverCompatPlugin& plugin, const OpDescriptor& op,
+                         const CaseSpec& spec, const DeviceRunConfig& cfg) {
+  CaseResult r;
+  r.spec = spec;
+  r.id = spec.Id();
+  r.reduction_length = op.reduction_length != nullptr ? op.reduction_length(spec) : 1;
+  r.flops = op.flops != nullptr ? op.flops(spec) : 0;
+  r.bytes = op.bytes != nullptr ? op.bytes(spec) : 0;
+  if (op.make_inputs == nullptr || op.output_size == nullptr) {
+    r.status = "error";
+    r.error = op.name + " has no input maker or output size";
+    return r;
+  }
+  const bool collective = IsCollectiveOp(op.name);
+  const Tensors in = op.make_inputs(spec);
+  size_t capacity = op.output_size(spec);
+  if (collective && op.name == "all_gather" && !in.empty()) {
+    capacity =
+        std::max(capacity, in[0].size() * static_cast<size_t>(std::max(1, cfg.device_count)));
+  }
+  std::vector<float> out(capacity, std::numeric_limits<float>::quiet_NaN());
+  std::vector<CutoverCompatTensor> tensors;
+  for (const std::vector<float>& t : in) tensors.push_back({t.data(), t.size()});
+  const int reps = std::max(1, cfg.reps);
+  std::vector<double> rep_ms(reps, 0.0);
+
+  CutoverCompatCase c{};
+  c.struct_size = sizeof(c);
+  c.device = cfg.device;
+  c.op = spec.op.c_str();
+  c.dtype = spec.dtype.c_str();
+  c.layout = spec.layout.c_str();
+  c.shape = spec.shape.data();
+  c.shape_count = static_cast<uint32_t>(spec.shape.size());
+  c.inputs = tensors.data();
+  c.input_count = static_cast<uint32_t>(tensors.size());
+  c.output = out.data();
+  c.output_count = out.size();
+  c.warmup = std::max(0, cfg.warmup);
+  c.reps = reps;
+  c.rep_ms = rep_ms.data();
+  CutoverCompatCaseResult res{};
+  res.struct_size = sizeof(res);
+  char err[512] = {0};
+  const int rc = plugin.run_case(&c, &res, err, sizeof(err));
+  if (rc != CUTOVER_COMPAT_OK) {
+    std::string why = Line(err, sizeof(err));
+    if (why.empty()) why = "run_case failed with code " + std::to_string(rc);
+    r.error = why;
+    r.status = rc == CUTOVER_COMPAT_ERR_UNSUPPORTED      ? "missing"
+               : rc == CUTOVER_COMPAT_ERR_NOT_APPLICABLE ? "n/a"
+                                                         : "error";
+    return r;
+  }
+  const size_t written = static_cast<size_t>(res.output_written);
+  if (written == 0 || written > out.size()) {
+    r.status = "error";
+    r.error = "the plugin reported " + std::to_string(written) +
+              " outputs written, the buffer holds " + std::to_string(out.size());
+    return r;
+  }
+  r.status = "ok";
+  r.deterministic = res.deterministic != 0;
+  const int ranks = std::max(1, static_cast<int>(res.ranks));
+  std::function<double(size_t)> truth;
+  if (collective && ranks > 1) {
+    truth = [&](size_t i) { return CollectiveTruth(op.name, in, ranks, i); };
+  } else if (op.truth != nullptr) {
+    truth = [&](size_t i) { return op.truth(spec, in, i); };
+  } else if (in.size() == 1 && in[0].size() == written) {
+    // A pure transfer (h2d_copy): the output is the input.
+    truth = [&](size_t i) { return static_cast<double>(in[0][i]); };
+  } else {
+    r.status = "error";
+    r.error = op.name + " has no float64 truth";
+    return r;
+  }
+  SummarizeOutput(spec, out.data(), written, cfg.samples, truth, &r);
+  for (double ms : rep_ms) r.timing.reps_s.push_back(ms * 1e-3);
+  SummarizeTiming(op, &r);
+  if (collective) {
+    // Algorithm bandwidth from the larger buffer (all_gather receives n blocks), then the bus
+    // factor of nccl-tests when more than one device took part.
+    const double size = r.bytes * (op.name == "all_gather" ? ranks : 1);
+    const double algbw = r.timing.median_s > 0 ? size / r.timing.median_s / 1e9 : 0;
+    r.timing.rate = algbw * CollectiveBusFactor(op.name, ranks);
+    r.timing.rate_unit = "GB/s";
+  }
+  return r;
+}
+
+Result<nlohmann::json> DeviceRecordInfo(const LoadedBackend& backend, int ordinal,
+                                        const BackendCalibration* calibration) {
+  CUTOVER_ASSIGN_OR_RETURN(BackendDevice d, backend.Device(ordinal));
+  CUTOVER_ASSIGN_OR_RETURN(BackendLibraryVersions v, backend.LibraryVersions());
+  const char* override_env = std::getenv("NVIDIA_TF32_OVERRIDE");
+  nlohmann::json info = {
+      {"name", d.name},
+      {"ordinal", d.ordinal},
+      {"device_count", backend.DeviceCount()},
+      {"sm_count", d.sm_count},
+      {"compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor)},
+      {"memory_bytes", d.total_memory},
+      {"pci_bus_id", d.pci_bus_id},
+      {"plugin", backend.path()},
+      {"build", backend.build_info()},
+      {"libraries",
+       {{"summary", v.ToString()},
+        {"cuda_runtime", v.cuda_runtime},
+        {"cuda_driver", v.cuda_driver},
+        {"cublas", std::to_string(v.cublas_major) + "." + std::to_string(v.cublas_minor) + "." +
+                       std::to_string(v.cublas_patch)},
+        {"cublaslt", v.cublaslt},
+        {"cudnn", v.cudnn},
+        {"nccl", v.nccl}}},
+      {"tf32",
+       {{"fp32_cases", "off (cuBLASLt CUBLAS_COMPUTE_32F, cuDNN CUDNN_FMA_MATH)"},
+        {"tf32_cases", "on (cuBLASLt CUBLAS_COMPUTE_32F_FAST_TF32)"},
+        {"NVIDIA_TF32_OVERRIDE",
+         override_env != nullptr ? nlohmann::json(override_env) : nlohmann::json(nullptr)}}}};
+  if (calibration != nullptr) {
+    info["calibration"] = {{"copy_kernel_gbps", calibration->copy_kernel_gbps},
+                           {"memcpy_gbps", calibration->memcpy_gbps},
+                           {"gemm_bf16_tflops", calibration->gemm_bf16_tflops},
+                           {"gemm_fp32_tflops", calibration->gemm_fp32_tflops},
+                           {"copy_bytes", calibration->copy_bytes},
+                           {"gemm_size", calibration->gemm_size}};
+  }
+  return info;
+}
+
+}  // namespace cutover
