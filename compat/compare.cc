@@ -297,10 +297,28 @@ void DescribeSetupDifferences(const CompatRecord& source, const CompatRecord& ta
   };
   differ("backend", source.backend, target.backend);
   differ("accumulate", source.accumulate, target.accumulate);
-  if (source.backend == "cuda" || target.backend == "cuda") {
+  // The device a cuda record ran on (compat/record.h "device"): name, SM count and libraries.
+  auto device = [](const CompatRecord& r, const char* key) -> std::string {
+    if (!r.device.is_object() || !r.device.contains(key)) return "";
+    const nlohmann::json& v = r.device[key];
+    return v.is_string() ? v.get<std::string>() : v.dump();
+  };
+  auto device_libs = [](const CompatRecord& r) -> std::string {
+    const nlohmann::json* v = FindJson(r.device, "/libraries/summary");
+    return v != nullptr && v->is_string() ? v->get<std::string>() : "";
+  };
+  if (source.device.is_object() && target.device.is_object()) {
+    differ("device", device(source, "name"), device(target, "name"));
+    differ("SM count", device(source, "sm_count"), device(target, "sm_count"));
+    differ("device libraries", device_libs(source), device_libs(target));
+    const nlohmann::json* so = FindJson(source.device, "/tf32/NVIDIA_TF32_OVERRIDE");
+    const nlohmann::json* to = FindJson(target.device, "/tf32/NVIDIA_TF32_OVERRIDE");
+    differ("NVIDIA_TF32_OVERRIDE at run time", so != nullptr ? so->dump() : "",
+           to != nullptr ? to->dump() : "");
+  } else if (source.backend == "cuda" || target.backend == "cuda") {
     notes->push_back(
-        "the records do not hold the SM count or whether TF32 was allowed; cuBLAS results are "
-        "bitwise reproducible only on the same architecture and SM count");
+        "a cuda record without its device (SM count, library versions, TF32 setting); cuBLAS "
+        "results are bitwise reproducible only on the same architecture and SM count");
   }
   const nlohmann::json &fs = source.fingerprint, &ft = target.fingerprint;
   if (!fs.is_object() || !ft.is_object()) {

@@ -1,5 +1,6 @@
 #include "compat/compare.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -275,11 +276,24 @@ TEST(CompareTest, SetupDifferencesFromTheFingerprints) {
                              "compute capability 8.0 vs 9.0", "cublas 12.4.5.8 vs 12.6.3.3",
                              "NVIDIA_TF32_OVERRIDE 0 vs 1"}));
   EXPECT_EQ(notes, std::vector<std::string>{
-                       "the records do not hold the SM count or whether TF32 was allowed; "
-                       "cuBLAS results are bitwise reproducible only on the same architecture "
-                       "and SM count"});
+                       "a cuda record without its device (SM count, library versions, TF32 "
+                       "setting); cuBLAS results are bitwise reproducible only on the same "
+                       "architecture and SM count"});
   DescribeSetupDifferences(a, a, &(differences = {}), &(notes = {}));
   EXPECT_TRUE(differences.empty());
+  // With the device each cuda run records: its SM count and loaded libraries.
+  a.device = {{"name", "NVIDIA H100 80GB HBM3"},
+              {"sm_count", 132},
+              {"libraries", {{"summary", "cuBLAS 13.0.0"}}},
+              {"tf32", {{"NVIDIA_TF32_OVERRIDE", nullptr}}}};
+  b.device = a.device;
+  b.device["sm_count"] = 114;
+  b.device["tf32"]["NVIDIA_TF32_OVERRIDE"] = "0";
+  DescribeSetupDifferences(a, b, &(differences = {}), &(notes = {}));
+  EXPECT_THAT(differences, ::testing::IsSupersetOf({std::string("SM count 132 vs 114"),
+                                                    std::string("NVIDIA_TF32_OVERRIDE at run time "
+                                                                "null vs \"0\"")}));
+  EXPECT_TRUE(notes.empty()) << notes[0];
   // Without fingerprints: the backends still, and both notes.
   CompatRecord cpu{.backend = "cpu", .accumulate = "fp32"};
   DescribeSetupDifferences(cpu, CompatRecord{.backend = "cuda", .accumulate = "fp32"},

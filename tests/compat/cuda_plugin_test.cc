@@ -5,10 +5,12 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <optional>
 #include <regex>
+#include <string>
 #include <vector>
 
 #include <gmock/gmock.h>
@@ -26,7 +28,14 @@ using ::testing::HasSubstr;
 
 #ifdef CUTOVER_HAVE_CUDA_PLUGIN
 constexpr bool kPluginBuilt = true;
-constexpr char kPluginPath[] = CUTOVER_TEST_CUDA_PLUGIN;
+constexpr char kBuiltPluginPath[] = CUTOVER_TEST_CUDA_PLUGIN;
+// The plugin under test: the one built beside this test, or CUTOVER_TEST_CUDA_PLUGIN_PATH when
+// set (bench/device/run.sh runs a carried copy of this test on a GPU host).
+const char* PluginPath() {
+  const char* env = std::getenv("CUTOVER_TEST_CUDA_PLUGIN_PATH");
+  return env != nullptr && *env != '\0' ? env : kBuiltPluginPath;
+}
+const std::string kPluginPath = PluginPath();
 #else
 constexpr bool kPluginBuilt = false;
 constexpr char kPluginPath[] = "";
