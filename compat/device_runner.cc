@@ -1,7 +1,9 @@
 #include "compat/device_runner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <limits>
 #include <vector>
@@ -18,15 +20,29 @@ std::string Line(const char* buf, size_t size) {
   return s;
 }
 
-// The truth at flat output position i of a collective over `ranks` devices, where rank r sent
-// input 0 times (r + 1).
-double CollectiveTruth(std::string_view op, const Tensors& in, int ranks, size_t i) {
-  const double n = ranks;
-  const double sum = n * (n + 1) / 2;  // sum over r of (r + 1)
-  const std::vector<float>& x = in[0];
-  if (op == "all_gather") return static_cast<double>(x[i % x.size()]) * (i / x.size() + 1);
-  if (op == "broadcast") return x[i];
-  return static_cast<double>(x[i]) * sum;  // all_reduce; reduce_scatter's rank 0 block
+// A collective's send value rounded to its dtype (fp32, or bf16 to nearest even), as the plugin
+// sends it: element i of rank r's send buffer is x0[i % count] * (r + 1) * (i / count + 1).
+double SendValue(std::string_view dtype, const std::vector<float>& x0, int rank, size_t i) {
+  const double v = static_cast<double>(x0[i % x0.size()]) * (rank + 1) * (i / x0.size() + 1);
+  float f = static_cast<float>(v);
+  if (dtype == "bf16" && std::isfinite(f)) {
+    uint32_t bits;
+    std::memcpy(&bits, &f, sizeof(bits));
+    bits = (bits + 0x7fffu + ((bits >> 16) & 1u)) & 0xffff0000u;
+    std::memcpy(&f, &bits, sizeof(bits));
+  }
+  return f;
+}
+
+// The float64 truth at position i of rank 0's receive buffer of a collective over `ranks`.
+double DeviceCollectiveTruth(std::string_view op, std::string_view dtype,
+                             const std::vector<float>& x0, int ranks, size_t i) {
+  const size_t count = x0.size();
+  if (op == "broadcast") return SendValue(dtype, x0, 0, i);
+  if (op == "all_gather") return SendValue(dtype, x0, static_cast<int>(i / count), i % count);
+  double s = 0;  // all_reduce, and reduce_scatter's block 0
+  for (int r = 0; r < ranks; ++r) s += SendValue(dtype, x0, r, i);
+  return s;
 }
 
 }  // namespace
@@ -60,6 +76,7 @@ CaseResult RunDeviceCase(const CutoverCompatPlugin& plugin, const OpDescriptor& 
   const Tensors in = op.make_inputs(spec);
   size_t capacity = op.output_size(spec);
   if (collective && op.name == "all_gather" && !in.empty()) {
+    // n blocks of count: the descriptor's size is for one device.
     capacity =
         std::max(capacity, in[0].size() * static_cast<size_t>(std::max(1, cfg.device_count)));
   }
@@ -109,7 +126,7 @@ CaseResult RunDeviceCase(const CutoverCompatPlugin& plugin, const OpDescriptor& 
   const int ranks = std::max(1, static_cast<int>(res.ranks));
   std::function<double(size_t)> truth;
   if (collective && ranks > 1) {
-    truth = [&](size_t i) { return CollectiveTruth(op.name, in, ranks, i); };
+    truth = [&](size_t i) { return DeviceCollectiveTruth(op.name, spec.dtype, in[0], ranks, i); };
   } else if (op.truth != nullptr) {
     truth = [&](size_t i) { return op.truth(spec, in, i); };
   } else if (in.size() == 1 && in[0].size() == written) {
@@ -124,10 +141,12 @@ CaseResult RunDeviceCase(const CutoverCompatPlugin& plugin, const OpDescriptor& 
   for (double ms : rep_ms) r.timing.reps_s.push_back(ms * 1e-3);
   SummarizeTiming(op, &r);
   if (collective) {
-    // Algorithm bandwidth from the larger buffer (all_gather receives n blocks), then the bus
-    // factor of nccl-tests when more than one device took part.
-    const double size = r.bytes * (op.name == "all_gather" ? ranks : 1);
-    const double algbw = r.timing.median_s > 0 ? size / r.timing.median_s / 1e9 : 0;
+    // nccl-tests: algorithm bandwidth over count * size bytes, times n for all_gather and
+    // reduce_scatter; bus bandwidth = algorithm bandwidth * CollectiveBusFactor when n > 1.
+    const double size = spec.dtype == "bf16" ? 2 : 4;
+    const bool times_n = op.name == "all_gather" || op.name == "reduce_scatter";
+    const double alg_bytes = static_cast<double>(in[0].size()) * size * (times_n ? ranks : 1);
+    const double algbw = r.timing.median_s > 0 ? alg_bytes / r.timing.median_s / 1e9 : 0;
     r.timing.rate = algbw * CollectiveBusFactor(op.name, ranks);
     r.timing.rate_unit = "GB/s";
   }

@@ -9,10 +9,11 @@
 // one-line reason otherwise.
 //
 // Collectives (all_reduce, all_gather, reduce_scatter, broadcast) run on every device of the
-// plugin; rank r's input is input 0 times (r + 1) and the output is rank 0's. With n > 1 ranks
-// the truth and the output size follow n (all_gather returns n blocks), and the rate is the bus
-// bandwidth of nccl-tests (algorithm bandwidth times CollectiveBusFactor); with n = 1 it is the
-// algorithm bandwidth alone.
+// plugin with nccl-tests' meaning of count (the elements each rank sends; reduce_scatter's each
+// rank receives); element i of rank r's send buffer is x0[i % count] * (r + 1) * (i / count + 1)
+// rounded to the dtype, and the output is rank 0's receive buffer (all_gather: n blocks). With
+// n > 1 ranks the truth follows n, and the rate is the bus bandwidth of nccl-tests (algorithm
+// bandwidth times CollectiveBusFactor); with n = 1 it is the algorithm bandwidth alone.
 //
 // Thread-safety: one call at a time per plugin (the plugin's run_case contract).
 #ifndef CUTOVER_COMPAT_DEVICE_RUNNER_H_

@@ -187,6 +187,60 @@ TEST_F(DeviceRunnerTest, ASuiteRunWritesARecordThatComparesWithTheCpuBackend) {
   EXPECT_EQ(c.cases[2].reason, "target: fake: no op 'reduce_max'");
 }
 
+// A collective's descriptor as the op table defines it for one device: count elements of x0.
+OpDescriptor CollectiveOp(const std::string& name) {
+  OpDescriptor d;
+  d.name = name;
+  d.on_cpu = false;
+  d.rate_unit = "GB/s";
+  d.make_inputs = [](const CaseSpec& c) -> Tensors {
+    std::vector<float> x(static_cast<size_t>(c.shape[0]));
+    for (size_t i = 0; i < x.size(); ++i) x[i] = 0.25f * static_cast<float>(i % 17) - 2.0f;
+    return {x};
+  };
+  d.output_size = [](const CaseSpec& c) -> size_t { return static_cast<size_t>(c.shape[0]); };
+  d.truth = [](const CaseSpec&, const Tensors& in, size_t i) -> double { return in[0][i]; };
+  d.flops = [](const CaseSpec&) -> double { return 0; };
+  d.bytes = [](const CaseSpec& c) -> double { return 4.0 * c.shape[0]; };
+  d.reduction_length = [](const CaseSpec&) -> int64_t { return 1; };
+  return d;
+}
+
+TEST_F(DeviceRunnerTest, CollectivesOverSeveralDevicesFollowTheRankCount) {
+  ::setenv("CUTOVER_FAKE_DEVICES", "3", 1);
+  backend_.reset();
+  Result<LoadedBackend> r = LoadBackendFile(CUTOVER_TEST_PLUGIN_FAKE);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  backend_.emplace(std::move(*r));
+  ASSERT_TRUE(backend_->Init().ok());
+  cfg_.device_count = 3;
+  const CaseSpec reduce{"all_reduce", "fp32", {100000}, "row-major", 1};
+  CaseResult sum = RunDeviceCase(backend_->table(), CollectiveOp("all_reduce"), reduce, cfg_);
+  ASSERT_EQ(sum.status, "ok") << sum.error;
+  EXPECT_EQ(sum.output_count, 100000u);
+  for (size_t i = 0; i < sum.sample_index.size(); ++i) {
+    const double x = 0.25 * static_cast<double>(sum.sample_index[i] % 17) - 2.0;
+    EXPECT_DOUBLE_EQ(sum.sample_truth[i], 6 * x);  // 1x + 2x + 3x
+    EXPECT_DOUBLE_EQ(sum.sample_value[i], 6 * x);
+  }
+  // Bus bandwidth: the algorithm bandwidth of 400000 bytes times 2(n-1)/n.
+  ASSERT_GT(sum.timing.median_s, 0.0);
+  EXPECT_DOUBLE_EQ(sum.timing.rate, 400000.0 / sum.timing.median_s / 1e9 * (4.0 / 3));
+  const CaseSpec gather{"all_gather", "fp32", {10000}, "row-major", 1};
+  CaseResult all = RunDeviceCase(backend_->table(), CollectiveOp("all_gather"), gather, cfg_);
+  ASSERT_EQ(all.status, "ok") << all.error;
+  ASSERT_EQ(all.output_count, 30000u);  // n blocks, not the one-device size
+  for (size_t i = 0; i < all.sample_index.size(); ++i) {
+    const uint64_t at = all.sample_index[i];
+    const double x = 0.25 * static_cast<double>(at % 10000 % 17) - 2.0;
+    EXPECT_DOUBLE_EQ(all.sample_truth[i], x * static_cast<double>(at / 10000 + 1)) << at;
+    EXPECT_DOUBLE_EQ(all.sample_value[i], all.sample_truth[i]) << at;
+  }
+  // all_gather's algorithm bytes are n * count * 4.
+  ASSERT_GT(all.timing.median_s, 0.0);
+  EXPECT_DOUBLE_EQ(all.timing.rate, 120000.0 / all.timing.median_s / 1e9 * (2.0 / 3));
+}
+
 TEST(CollectiveBusFactor, FollowsNcclTests) {
   EXPECT_DOUBLE_EQ(CollectiveBusFactor("all_reduce", 8), 2.0 * 7 / 8);
   EXPECT_DOUBLE_EQ(CollectiveBusFactor("all_gather", 4), 3.0 / 4);

@@ -5,7 +5,9 @@
  *                         It runs two ops on the CPU so the host side can be tested end to end
  *                         without a GPU (never in place of the real plugin on one): "copy"
  *                         (fp32, y = x) and "gemm" (fp32, row-major C = A B, a plain triple
- *                         loop with float accumulation); gemm of fp8_e4m3 is "not applicable",
+ *                         loop with float accumulation), and "all_reduce" and "all_gather"
+ *                         (fp32) over its n fake devices with compat/device_runner.h's send
+ *                         values x0[i] * (r + 1); gemm of fp8_e4m3 is "not applicable",
  *                         anything else "unsupported". Times come from CLOCK_MONOTONIC;
  *                         CUTOVER_FAKE_FLIP_LAST=1 changes one bit of the last run's output so
  *                         the determinism check can be seen to fail;
@@ -84,8 +86,29 @@ static double NowMs(void) {
   return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
+/* One run of a fake collective over g_devices ranks (out: rank 0's receive buffer). */
+static void FakeCollective(const CutoverCompatCase* c, float* out) {
+  const uint64_t count = c->inputs[0].count;
+  const float* x = c->inputs[0].data;
+  if (strcmp(c->op, "all_gather") == 0) {
+    for (int r = 0; r < g_devices; ++r) {
+      for (uint64_t i = 0; i < count; ++i) out[r * count + i] = x[i] * (float)(r + 1);
+    }
+    return;
+  }
+  for (uint64_t i = 0; i < count; ++i) {
+    float s = 0.0f;
+    for (int r = 0; r < g_devices; ++r) s += x[i] * (float)(r + 1);
+    out[i] = s;
+  }
+}
+
 /* One run of the case's op into out (c->output_count elements checked by the caller). */
 static void FakeOnce(const CutoverCompatCase* c, int is_gemm, float* out) {
+  if (strcmp(c->op, "all_reduce") == 0 || strcmp(c->op, "all_gather") == 0) {
+    FakeCollective(c, out);
+    return;
+  }
   if (!is_gemm) {
     memcpy(out, c->inputs[0].data, c->inputs[0].count * sizeof(float));
     return;
@@ -111,7 +134,8 @@ static int FakeRunCase(const CutoverCompatCase* c, CutoverCompatCaseResult* resu
     return Fail(CUTOVER_COMPAT_ERR_INVALID, err, err_size, "fake: bad case");
   }
   const int is_gemm = strcmp(c->op, "gemm") == 0;
-  if (!is_gemm && strcmp(c->op, "copy") != 0) {
+  const int is_coll = strcmp(c->op, "all_reduce") == 0 || strcmp(c->op, "all_gather") == 0;
+  if (!is_gemm && !is_coll && strcmp(c->op, "copy") != 0) {
     char text[128];
     snprintf(text, sizeof(text), "fake: no op '%s'", c->op);
     return Fail(CUTOVER_COMPAT_ERR_UNSUPPORTED, err, err_size, text);
@@ -132,9 +156,11 @@ static int FakeRunCase(const CutoverCompatCase* c, CutoverCompatCaseResult* resu
     }
     need = (uint64_t)(c->shape[0] * c->shape[1]);
   } else {
-    if (c->input_count != 1)
-      return Fail(CUTOVER_COMPAT_ERR_INVALID, err, err_size, "fake: copy takes one input");
+    if (c->input_count != 1) {
+      return Fail(CUTOVER_COMPAT_ERR_INVALID, err, err_size, "fake: takes one input");
+    }
     need = c->inputs[0].count;
+    if (strcmp(c->op, "all_gather") == 0) need *= (uint64_t)g_devices;
   }
   if (c->output == NULL || c->output_count < need) {
     return Fail(CUTOVER_COMPAT_ERR_INVALID, err, err_size, "fake: output too small");
@@ -158,7 +184,7 @@ static int FakeRunCase(const CutoverCompatCase* c, CutoverCompatCaseResult* resu
   memset(result, 0, sizeof(*result));
   result->struct_size = sizeof(*result);
   result->deterministic = memcmp(last, c->output, need * sizeof(float)) == 0;
-  result->ranks = 1;
+  result->ranks = is_coll ? g_devices : 1;
   result->output_written = need;
   result->rotation_copies = 1;
   snprintf(result->detail, sizeof(result->detail), "fake: on the CPU");

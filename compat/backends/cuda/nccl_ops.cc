@@ -1,11 +1,13 @@
 // Collectives over every local device in this one process (ncclCommInitAll, one stream per
-// device). Rank r sends input 0 times (r + 1); `count` is the elements rank r sends:
+// device), with nccl-tests' meaning of `count` (compat/op.h): the elements each rank sends
+// (all_reduce, all_gather, broadcast) or receives (reduce_scatter):
 //   all_reduce     count in, count out (the sum over ranks)
 //   all_gather     count in, n * count out (rank blocks in rank order)
-//   reduce_scatter count in, count / n out (REQUIRES count % n == 0)
+//   reduce_scatter n * count in, count out (rank r gets the sum of every rank's block r)
 //   broadcast      count in, count out (root 0)
-// The output returned is rank 0's receive buffer. A repetition's time is the longest of the
-// ranks' event-timed spans.
+// Element i of rank r's send buffer is x0[i % count] * (r + 1) * (i / count + 1) rounded to the
+// dtype (x0 = input 0), so that a block sent to the wrong rank or summed twice shows. The output
+// returned is rank 0's receive buffer. A repetition's time is the longest of the ranks' spans.
 #include <nccl.h>
 
 #include <memory>
@@ -94,16 +96,8 @@ Outcome RunCollective(int n, const CaseView& v, CutoverCompatCaseResult* result)
     return Fail(CUTOVER_COMPAT_ERR_INVALID, v.op + " takes one non-empty input");
   }
   const uint64_t count = c.inputs[0].count;
-  uint64_t recv = count;
-  if (v.op == "all_gather") recv = count * n;
-  if (v.op == "reduce_scatter") {
-    if (count % n != 0) {
-      return Fail(CUTOVER_COMPAT_ERR_INVALID, "reduce_scatter of " + std::to_string(count) +
-                                                  " elements over " + std::to_string(n) +
-                                                  " ranks: not divisible");
-    }
-    recv = count / n;
-  }
+  const uint64_t send = v.op == "reduce_scatter" ? count * n : count;
+  const uint64_t recv = v.op == "all_gather" ? count * n : count;
   if (c.output == nullptr || c.output_count < recv) {
     return Fail(CUTOVER_COMPAT_ERR_INVALID,
                 v.op + " over " + std::to_string(n) + " ranks needs an output of " +
@@ -113,18 +107,20 @@ Outcome RunCollective(int n, const CaseView& v, CutoverCompatCaseResult* result)
   CUTOVER_TRY(EnsureComms(n, &comms));
   const size_t es = DTypeSize(t);
   std::vector<std::unique_ptr<Rank>> ranks;
-  std::vector<float> scaled(count);
-  PackedInput packed(count * es);
+  std::vector<float> scaled(send);
+  PackedInput packed(send * es);
   for (int r = 0; r < n; ++r) {
     auto rk = std::make_unique<Rank>();
     CUTOVER_TRY(CudaCheck(cudaSetDevice(r), "cudaSetDevice"));
-    for (uint64_t i = 0; i < count; ++i)
-      scaled[i] = c.inputs[0].data[i] * static_cast<float>(r + 1);
-    PackFromFloat(scaled.data(), count, t, packed.data());
-    CUTOVER_TRY(rk->send.Allocate(count * es, v.op + " send buffer"));
+    for (uint64_t i = 0; i < send; ++i) {
+      const double x = static_cast<double>(c.inputs[0].data[i % count]) * (r + 1) * (i / count + 1);
+      scaled[i] = static_cast<float>(x);
+    }
+    PackFromFloat(scaled.data(), send, t, packed.data());
+    CUTOVER_TRY(rk->send.Allocate(send * es, v.op + " send buffer"));
     CUTOVER_TRY(rk->recv.Allocate(recv * es, v.op + " receive buffer"));
     CUTOVER_TRY(CudaCheck(
-        cudaMemcpy(rk->send.get(), packed.data(), count * es, cudaMemcpyHostToDevice), "upload"));
+        cudaMemcpy(rk->send.get(), packed.data(), send * es, cudaMemcpyHostToDevice), "upload"));
     CUTOVER_TRY(CudaCheck(cudaMemset(rk->recv.get(), 0xff, recv * es), "cudaMemset"));
     rk->events.resize(2 * c.reps, nullptr);
     for (cudaEvent_t& e : rk->events) {
