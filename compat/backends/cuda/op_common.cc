@@ -164,12 +164,6 @@ PackedInput Pack(const CutoverCompatTensor& t, DType type) {
   return p;
 }
 
-int RotationCopies(size_t set_bytes, size_t l2_bytes, int max_copies) {
-  if (set_bytes == 0) return 1;
-  const size_t need = l2_bytes / set_bytes + 1;  // total strictly above the L2 size
-  return static_cast<int>(std::max<size_t>(1, std::min<size_t>(need, max_copies)));
-}
-
 double Median(std::vector<double> v) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());

@@ -19,6 +19,7 @@
 #include <cudnn.h>
 
 #include "compat/backends/cuda/kernels.h"
+#include "compat/backends/cuda/rotation.h"
 #include "compat/plugin_api.h"
 
 namespace cutover::cuda_backend {
@@ -109,10 +110,6 @@ using LaunchFn =
 Outcome RunTimed(DeviceState& dev, const CaseView& v, const std::vector<PackedInput>& inputs,
                  uint64_t out_count, DType out_type, const LaunchFn& launch,
                  CutoverCompatCaseResult* result);
-
-// How many copies of an input set of `set_bytes` make their total exceed `l2_bytes`, at most
-// `max_copies` (a pure function; tested).
-int RotationCopies(size_t set_bytes, size_t l2_bytes, int max_copies);
 
 // Median of the values (0 for none).
 double Median(std::vector<double> v);
