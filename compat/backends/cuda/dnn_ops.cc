@@ -37,9 +37,12 @@ const char* MathName(cudnnMathType_t m) {
   return "unknown math";
 }
 
-// True when an algorithm of math type `m` may serve a case of `dtype`.
+// True when an algorithm that cuDNN ranked with math type `m` may serve a case of `dtype`. The
+// query ran with the descriptor at CUDNN_FMA_MATH for fp32, and the descriptor stays there while
+// the case runs, so no fp32 case reaches a TF32 tensor-core path; a candidate ranked with
+// tensor-op math is skipped all the same.
 bool MathAllowed(const std::string& dtype, cudnnMathType_t m) {
-  if (dtype == "fp32") return m == CUDNN_FMA_MATH;
+  if (dtype == "fp32") return m == CUDNN_FMA_MATH || m == CUDNN_DEFAULT_MATH;
   return m != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION;
 }
 
@@ -162,8 +165,12 @@ Outcome RunConv(DeviceState& dev, const CaseView& v, CutoverCompatCaseResult* re
     }
     algo = best->algo, ws_bytes = best->memory, chosen_math = best->mathType;
   }
-  CUTOVER_TRY(
-      CudnnCheck(cudnnSetConvolutionMathType(d.conv, chosen_math), "cudnnSetConvolutionMathType"));
+  if (v.dtype == "fp32") {
+    chosen_math = CUDNN_FMA_MATH;  // never re-opened to TF32 (see MathAllowed)
+  } else {
+    CUTOVER_TRY(CudnnCheck(cudnnSetConvolutionMathType(d.conv, chosen_math),
+                           "cudnnSetConvolutionMathType"));
+  }
   DeviceBuffer workspace;
   CUTOVER_TRY(workspace.Allocate(ws_bytes, "cuDNN workspace"));
   char detail[200];
