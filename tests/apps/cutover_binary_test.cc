@@ -298,6 +298,19 @@ TEST(CutoverBinary, CompatRunCudaWithFakePluginWritesARecordThatComparesWithCpu)
               ::testing::StartsWith("device: Fake GPU 0, 132 SMs, compute capability 9.0\n"));
   EXPECT_THAT(cuda.out, ::testing::ContainsRegex(
                             "reduce_max/fp32/[^ ]+ +missing \\(fake: no op 'reduce_max'\\)"));
+  // The record holds the device's ceilings as its calibration, TF32 off and the SM count, and
+  // each ok case its share of the copy ceiling.
+  nlohmann::json rec = nlohmann::json::parse(Slurp(dir.Join("cuda.rec")));
+  EXPECT_EQ(rec["tf32_allowed"], false);
+  EXPECT_EQ(rec["sm_count"], 132);
+  ASSERT_TRUE(rec.contains("calibration")) << rec.dump();
+  EXPECT_GT(rec["calibration"]["copy_gbps"].get<double>(), 0.0);
+  // The fake measures no GEMM: no bf16 ceiling is written for a rate of 0.
+  EXPECT_FALSE(rec["calibration"].contains("gemm_bf16_gflops")) << rec["calibration"].dump();
+  for (const nlohmann::json& c : rec["cases"]) {
+    if (c["status"] != "ok") continue;
+    EXPECT_GT(c["timing"]["fraction_of_ceiling"].get<double>(), 0.0) << c["id"];
+  }
   ProcResult cpu = RunCutover({"compat", "run", "--ops", "copy,reduce_max", "--reps", "2",
                                "--record", dir.Join("cpu.rec")});
   ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
