@@ -151,6 +151,25 @@ Result<BackendLibraryVersions> LoadedBackend::LibraryVersions() const {
   return out;
 }
 
+Result<BackendCalibration> LoadedBackend::Calibrate(int ordinal) const {
+  if (!initialized_) return Status::FailedPrecondition("calibrate before init");
+  CutoverCompatCalibration c{};
+  c.struct_size = sizeof(c);
+  char err[512] = {0};
+  int rc = table_->calibrate(ordinal, &c, err, sizeof(err));
+  if (rc != CUTOVER_COMPAT_OK) {
+    return Status::Environment(CallError("calibrate", rc, err, sizeof(err)));
+  }
+  BackendCalibration out;
+  out.copy_kernel_gbps = c.copy_kernel_gbps;
+  out.memcpy_gbps = c.memcpy_gbps;
+  out.gemm_bf16_tflops = c.gemm_bf16_tflops;
+  out.gemm_fp32_tflops = c.gemm_fp32_tflops;
+  out.copy_bytes = c.copy_bytes;
+  out.gemm_size = c.gemm_size;
+  return out;
+}
+
 std::vector<std::string> CudaPluginCandidates(const LoaderOptions& options) {
   std::error_code ec;
   auto absolute = [&ec](const std::string& p) {
@@ -232,6 +251,8 @@ Result<LoadedBackend> LoadBackendFile(const std::string& path) {
     missing = "library_versions";
   else if (table->run_case == nullptr)
     missing = "run_case";
+  else if (table->calibrate == nullptr)
+    missing = "calibrate";
   if (missing != nullptr) return refuse(std::string("plugin table has no ") + missing);
   return LoadedBackend(handle, table, path);
 }

@@ -64,6 +64,16 @@ struct BackendLibraryVersions {
   std::string ToString() const;
 };
 
+// A device's own ceilings as the plugin measured them (CutoverCompatCalibration).
+struct BackendCalibration {
+  double copy_kernel_gbps = 0;  // our copy kernel, bytes read + written
+  double memcpy_gbps = 0;       // cudaMemcpyAsync device to device, read + written
+  double gemm_bf16_tflops = 0;  // bf16 gemm_size^3
+  double gemm_fp32_tflops = 0;  // fp32 4096^3, no TF32
+  uint64_t copy_bytes = 0;
+  int gemm_size = 0;
+};
+
 // A loaded plugin whose table passed the ABI checks. Move-only; the destructor calls the
 // plugin's shutdown (when Init was called) and unloads the library.
 class LoadedBackend {
@@ -90,6 +100,10 @@ class LoadedBackend {
 
   // Works before Init and without a driver.
   Result<BackendLibraryVersions> LibraryVersions() const;
+
+  // Runs the plugin's calibration on device `ordinal` (a few seconds). REQUIRES: Init() succeeded
+  // (else FailedPrecondition); Environment with the plugin's reason on failure.
+  Result<BackendCalibration> Calibrate(int ordinal) const;
 
   // The raw table, for op runners. Never null.
   const CutoverCompatPlugin& table() const { return *table_; }

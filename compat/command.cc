@@ -1,7 +1,9 @@
 #include "compat/command.h"
 
+#include <chrono>
 #include <cstdio>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include <sys/utsname.h>
@@ -13,6 +15,7 @@
 
 #include "compat/backend_loader.h"
 #include "compat/compare.h"
+#include "compat/device_runner.h"
 #include "compat/op.h"
 #include "compat/record.h"
 #include "compat/runner.h"
@@ -33,8 +36,16 @@ constexpr char kRunHelp[] =
     "the backend's copy and GEMM ceilings (about a second; a resumed run keeps the record's). "
     "--backend cuda loads the CUDA backend "
     "plugin (libcutover_compat_cuda.so next to this binary, in ../lib/cutover/, or "
-    "$CUTOVER_CUDA_PLUGIN), checks every device, prints the devices and library versions, then "
-    "exits 2 because cuda suites are not built yet; with no usable driver or device it exits 3.";
+    "$CUTOVER_CUDA_PLUGIN), checks every device, measures the device's copy bandwidth and GEMM "
+    "rate (stored in the record with the device's name, SM count, compute capability, library "
+    "versions and TF32 setting) and runs every case on --device; an op the plugin lacks is "
+    "recorded as missing, one with no meaning on the device as n/a. With no usable plugin, "
+    "driver or device it exits 3.";
+
+constexpr char kCalibrateHelp[] =
+    "Measure a device's own ceilings through the CUDA backend plugin: our copy kernel and "
+    "cudaMemcpy device to device (GB/s, bytes read + written), a bf16 8192^3 and an fp32 4096^3 "
+    "GEMM through cuBLASLt (TFLOP/s). Exit 3 without a usable plugin, driver or device.";
 
 struct RunOptions {
   std::string backend = "cpu";
@@ -44,7 +55,9 @@ struct RunOptions {
   std::string accumulate = "fp32";
   std::string fingerprint;
   int reps = 5;
+  int warmup = 3;
   int threads = 2;
+  int device = 0;
   bool resume = false;
 };
 
@@ -81,8 +94,39 @@ Result<nlohmann::json> RecordFingerprint(const std::string& path) {
   return FingerprintToJson(fp);
 }
 
-Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
+// The record's calibration from the plugin's: the copy kernel's bandwidth, the fp32 (TF32 off)
+// GEMM of 4096^3 and the bf16 GEMM of gemm_size^3 (docs/compat.md "Calibration").
+Calibration CalibrationFromBackend(const BackendCalibration& b, double seconds) {
+  Calibration k;
+  k.measured = true;
+  k.copy_gbps = b.copy_kernel_gbps;
+  k.copy_bytes = 2.0 * static_cast<double>(b.copy_bytes);  // read + written
+  k.gemm_gflops = b.gemm_fp32_tflops * 1e3;
+  k.gemm_shape = {4096, 4096, 4096};
+  k.gemm_bf16_gflops = b.gemm_bf16_tflops * 1e3;
+  k.gemm_bf16_size = b.gemm_size;
+  k.seconds = seconds;
+  return k;
+}
+
+// Loads and initializes the CUDA backend, checks `device`, and prints what it found to stderr.
+Result<LoadedBackend> OpenCuda(int device) {
+  CUTOVER_ASSIGN_OR_RETURN(LoadedBackend cuda, LoadCudaBackend(LoaderOptions{}));
+  CUTOVER_RETURN_IF_ERROR(cuda.Init().WithContext("CUDA backend"));
+  if (device < 0 || device >= cuda.DeviceCount()) {
+    return Status::InvalidArgument("compat: --device " + std::to_string(device) +
+                                   ": the CUDA backend has " + std::to_string(cuda.DeviceCount()) +
+                                   " device(s)");
+  }
+  return cuda;
+}
+
+Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g) {
   if (o.record.empty()) return Status::InvalidArgument("compat run: --record OUT is required");
+  const bool cuda_backend = o.backend == "cuda";
+  if (cuda_backend && o.accumulate != "fp32") {
+    return Status::InvalidArgument("compat run: --accumulate fp64 applies to the cpu backend only");
+  }
   CUTOVER_ASSIGN_OR_RETURN(Suite suite, ParseSuite(o.suite));
   CUTOVER_ASSIGN_OR_RETURN(std::vector<CaseSpec> cases, SuiteCases(suite, o.ops));
   SuiteRunOptions run;
@@ -90,24 +134,52 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
   run.resume = o.resume;
   run.cases = cases;
   CompatRecord& rec = run.header;
-  rec.backend = "cpu";
+  rec.backend = o.backend;
   rec.suite = o.suite;
   rec.accumulate = o.accumulate;
-  rec.threads = o.threads;
+  rec.threads = cuda_backend ? 0 : o.threads;
   rec.build_type = BuildType();
+  // A resumed run keeps the record's own calibration (its fractions stay on one yardstick).
+  bool keep_calibration = false;
+  Calibration held_calibration;
+  if (o.resume) {
+    Result<CompatRecord> held = LoadRecord(o.record);
+    keep_calibration = held.ok() && held->calibration.measured;
+    if (keep_calibration) held_calibration = held->calibration;
+  }
+  std::optional<LoadedBackend> cuda;
+  if (cuda_backend) {
+    CUTOVER_ASSIGN_OR_RETURN(LoadedBackend opened, OpenCuda(o.device));
+    cuda.emplace(std::move(opened));
+    std::optional<BackendCalibration> cal;
+    if (!keep_calibration) {
+      const auto t0 = std::chrono::steady_clock::now();
+      CUTOVER_ASSIGN_OR_RETURN(cal, cuda->Calibrate(o.device));
+      rec.calibration = CalibrationFromBackend(
+          *cal, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    }
+    CUTOVER_ASSIGN_OR_RETURN(rec.device, DeviceRecordInfo(*cuda, o.device, cal ? &*cal : nullptr));
+    // The plugin runs fp32 GEMM and convolution with TF32 off (only tf32 cases use it).
+    rec.tf32_allowed = 0;
+    rec.sm_count = rec.device.value("sm_count", -1);
+    DeviceRunConfig dcfg;
+    dcfg.device = o.device;
+    dcfg.device_count = cuda->DeviceCount();
+    dcfg.warmup = o.warmup;
+    dcfg.reps = o.reps;
+    dcfg.calibration = keep_calibration ? held_calibration : rec.calibration;
+    const CutoverCompatPlugin* table = &cuda->table();
+    run.run_case = [table, dcfg](const OpDescriptor& op, const CaseSpec& c) {
+      return RunDeviceCase(*table, op, c, dcfg);
+    };
+  }
   rec.created_at = NowRfc3339Utc();
   rec.cutover_version = std::string(CutoverVersion());
   CUTOVER_ASSIGN_OR_RETURN(rec.fingerprint, RecordFingerprint(o.fingerprint));
   run.config.cpu.threads = o.threads;
   run.config.cpu.fp64_accumulate = o.accumulate == "fp64";
   run.config.reps = o.reps;
-  // A resumed run keeps the record's own calibration (its fractions stay on one yardstick).
-  bool keep_calibration = false;
-  if (o.resume) {
-    Result<CompatRecord> held = LoadRecord(o.record);
-    keep_calibration = held.ok() && held->calibration.measured;
-  }
-  if (!keep_calibration) rec.calibration = CalibrateCpu(run.config.cpu);
+  if (!cuda_backend && !keep_calibration) rec.calibration = CalibrateCpu(run.config.cpu);
   CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
   Progress progress(std::move(popts), "compat run", cases.size(), "cases");
   progress.StartTimer();
@@ -118,17 +190,23 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
   std::string table;
   if (done.record.calibration.measured) {
     char line[256];
+    const Calibration& k = done.record.calibration;
+    std::snprintf(line, sizeof(line), "calibration: copy %.2f GB/s, fp32 GEMM %.2f GFLOP/s",
+                  k.copy_gbps, k.gemm_gflops);
+    table += line;
+    if (k.gemm_bf16_gflops > 0) {
+      std::snprintf(line, sizeof(line), ", bf16 GEMM %.2f GFLOP/s (tensor-core dtypes)",
+                    k.gemm_bf16_gflops);
+      table += line;
+    }
     std::snprintf(line, sizeof(line),
-                  "calibration: copy %.2f GB/s, fp32 GEMM %.2f GFLOP/s (%.2f s); rates below are "
-                  "also given as a fraction of these\n",
-                  done.record.calibration.copy_gbps, done.record.calibration.gemm_gflops,
-                  done.record.calibration.seconds);
+                  " (%.2f s); rates below are also given as a fraction of these\n", k.seconds);
     table += line;
   }
   for (const CaseResult& r : done.record.cases) {
     char line[256];
     if (r.status == "ok") {
-      std::snprintf(line, sizeof(line), "%-58s %10.3f ms %10.2f %-7s %5.1f%%%s\n", r.id.c_str(),
+      std::snprintf(line, sizeof(line), "%-58s %10.4f ms %10.2f %-7s %5.1f%%%s\n", r.id.c_str(),
                     r.timing.median_s * 1e3, r.timing.rate, r.timing.rate_unit.c_str(),
                     r.timing.fraction_of_ceiling * 100,
                     r.deterministic ? "" : "  NOT deterministic");
@@ -137,6 +215,22 @@ Result<int> RunCpu(const RunOptions& o, const GlobalOptions& g) {
                     r.error.c_str());
     }
     table += line;
+  }
+  if (cuda_backend && done.record.device.value("device_count", 0) == 1) {
+    for (const CaseResult& r : done.record.cases) {
+      if (r.status == "ok" && IsCollectiveOp(r.spec.op)) {
+        table +=
+            "collectives ran on 1 device: their GB/s is the algorithm bandwidth; multi-GPU "
+            "behaviour was not measured\n";
+        break;
+      }
+    }
+  }
+  if (cuda_backend) {
+    const nlohmann::json& d = done.record.device;
+    table = "device: " + d.value("name", std::string("?")) + ", " +
+            std::to_string(d.value("sm_count", 0)) + " SMs, compute capability " +
+            d.value("compute_capability", std::string("?")) + "\n" + table;
   }
   table += std::to_string(done.record.cases.size()) + " cases written to " + o.record;
   if (o.resume) {
@@ -224,20 +318,28 @@ std::string FormatDevice(const BackendDevice& d) {
          (d.pci_bus_id.empty() ? std::string("unknown") : d.pci_bus_id) + "\n";
 }
 
-Result<int> RunCuda() {
-  CUTOVER_ASSIGN_OR_RETURN(LoadedBackend cuda, LoadCudaBackend(LoaderOptions{}));
-  CUTOVER_RETURN_IF_ERROR(cuda.Init().WithContext("CUDA backend"));
-  CUTOVER_ASSIGN_OR_RETURN(BackendLibraryVersions versions, cuda.LibraryVersions());
+Result<int> RunCalibrate(int device, const GlobalOptions& g) {
+  CUTOVER_ASSIGN_OR_RETURN(LoadedBackend cuda, OpenCuda(device));
+  CUTOVER_ASSIGN_OR_RETURN(BackendCalibration cal, cuda.Calibrate(device));
+  CUTOVER_ASSIGN_OR_RETURN(nlohmann::json info, DeviceRecordInfo(cuda, device, &cal));
   std::string out = "CUDA backend: " + cuda.path() + "\n";
   out += "  build: " + cuda.build_info() + "\n";
-  out += "  libraries: " + versions.ToString() + "\n";
+  out += "  libraries: " + info["libraries"]["summary"].get<std::string>() + "\n";
   for (int i = 0; i < cuda.DeviceCount(); ++i) {
     CUTOVER_ASSIGN_OR_RETURN(BackendDevice d, cuda.Device(i));
     out += FormatDevice(d);
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  std::fflush(stdout);
-  return Status::Unimplemented("running compat suites is not built yet");
+  char line[512];
+  std::snprintf(line, sizeof(line),
+                "device %d: copy kernel %.1f GB/s, cudaMemcpy %.1f GB/s (read + write, %.0f MiB), "
+                "gemm bf16 %d^3 %.1f TFLOP/s, gemm fp32 4096^3 %.1f TFLOP/s\n",
+                device, cal.copy_kernel_gbps, cal.memcpy_gbps,
+                static_cast<double>(cal.copy_bytes) / (1 << 20), cal.gemm_size,
+                cal.gemm_bf16_tflops, cal.gemm_fp32_tflops);
+  out += line;
+  nlohmann::json doc = {{"schema", "cutover.compat-calibration/1"}, {"device", info}};
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, out));
+  return 0;
 }
 
 }  // namespace
@@ -266,14 +368,21 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
       ->check(CLI::Range(1, 1000));
   run->add_option("--threads", opts->threads, "cpu worker threads (default 2)")
       ->check(CLI::Range(1, 1024));
+  run->add_option("--warmup", opts->warmup, "untimed runs before the timed ones (cuda, default 3)")
+      ->check(CLI::Range(0, 1000));
+  run->add_option("--device", opts->device, "the CUDA device ordinal (cuda, default 0)")
+      ->check(CLI::Range(0, 1023));
   run->add_flag("--resume", opts->resume,
                 "keep the cases an existing --record of the same backend, suite, accumulate, "
                 "threads and op table holds and run only the rest (the record is rewritten "
                 "atomically after every case, so a killed run loses at most the case in flight)");
-  SetCommand(run, ctx, [opts, &ctx]() -> Result<int> {
-    if (opts->backend == "cpu") return RunCpu(*opts, ctx.global);
-    return RunCuda();
-  });
+  SetCommand(run, ctx, [opts, &ctx]() -> Result<int> { return RunSuite(*opts, ctx.global); });
+
+  auto device = std::make_shared<int>(0);
+  CLI::App* calibrate = cmd->add_subcommand("calibrate", kCalibrateHelp);
+  calibrate->add_option("--device", *device, "the CUDA device ordinal (default 0)")
+      ->check(CLI::Range(0, 1023));
+  SetCommand(calibrate, ctx, [device, &ctx]() { return RunCalibrate(*device, ctx.global); });
 
   auto copts = std::make_shared<CompareOptions>();
   CLI::App* compare = cmd->add_subcommand(

@@ -7,6 +7,7 @@
 #include <limits>
 #include <map>
 #include <set>
+#include <string_view>
 
 #include "compat/dtype.h"
 #include "compat/philox.h"
@@ -98,6 +99,11 @@ CaseComparison CompareCase(const CaseResult& s, const CaseResult& t) {
   CaseComparison c;
   c.id = s.id;
   c.op = s.spec.op;
+  if (s.status == "missing" || t.status == "missing") {
+    c.verdict = Verdict::kMissing;
+    c.reason = s.status == "missing" ? "source: " + s.error : "target: " + t.error;
+    return c;
+  }
   if (s.status == "n/a" || t.status == "n/a") {
     c.verdict = Verdict::kNotApplicable;
     c.reason = s.status == "n/a" ? "source: " + s.error : "target: " + t.error;
@@ -323,23 +329,65 @@ std::vector<SetupDifference> SetupDifferences(const CompatRecord& source,
     differ("build type", source.build_type, target.build_type,
            "another optimisation level may contract multiply-adds differently");
   }
-  auto yes_no = [](int v) { return v < 0 ? std::string() : v ? "allowed" : "disabled"; };
-  if (source.tf32_allowed >= 0 && target.tf32_allowed >= 0) {
-    differ("TF32", yes_no(source.tf32_allowed), yes_no(target.tf32_allowed),
-           "with TF32 allowed, fp32 GEMM and convolution round their inputs to 10 mantissa bits",
-           {"gemm", "conv2d", "sdpa"}, true);
+  // The device a cuda run recorded (compat/record.h "device"): name, SM count, loaded libraries
+  // and the TF32 setting at run time. Older cuda records have the device but not the top-level
+  // sm_count and tf32_allowed, so those fall back to it.
+  auto device = [](const CompatRecord& r, const char* key) -> std::string {
+    if (!r.device.is_object() || !r.device.contains(key)) return "";
+    const nlohmann::json& v = r.device[key];
+    return v.is_string() ? v.get<std::string>() : v.dump();
+  };
+  auto device_libs = [](const CompatRecord& r) -> std::string {
+    const nlohmann::json* v = FindJson(r.device, "/libraries/summary");
+    return v != nullptr && v->is_string() ? v->get<std::string>() : "";
+  };
+  auto sm_count = [](const CompatRecord& r) -> int {
+    if (r.sm_count >= 0) return r.sm_count;
+    const nlohmann::json* v = FindJson(r.device, "/sm_count");
+    return v != nullptr && v->is_number_integer() ? v->get<int>() : -1;
+  };
+  // The plugin runs fp32 with TF32 off whenever it records its device's tf32 object.
+  auto tf32_allowed = [](const CompatRecord& r) -> int {
+    if (r.tf32_allowed >= 0) return r.tf32_allowed;
+    return FindJson(r.device, "/tf32") != nullptr ? 0 : -1;
+  };
+  const std::string tf32_why =
+      "with TF32 allowed, fp32 GEMM and convolution round their inputs to 10 mantissa bits";
+  const bool both_devices = source.device.is_object() && target.device.is_object();
+  if (both_devices) {
+    differ("device", device(source, "name"), device(target, "name"),
+           "another GPU model may have another SM count or architecture");
   }
-  if (source.sm_count >= 0 && target.sm_count >= 0) {
-    differ("SM count", std::to_string(source.sm_count), std::to_string(target.sm_count),
+  auto yes_no = [](int v) { return v < 0 ? std::string() : v ? "allowed" : "disabled"; };
+  if (tf32_allowed(source) >= 0 && tf32_allowed(target) >= 0) {
+    differ("TF32", yes_no(tf32_allowed(source)), yes_no(tf32_allowed(target)), tf32_why,
+           kGpuKernels, true);
+  }
+  if (sm_count(source) >= 0 && sm_count(target) >= 0) {
+    differ("SM count", std::to_string(sm_count(source)), std::to_string(sm_count(target)),
            "cuBLAS and cuDNN choose kernels and split-K by SM count, which changes the "
            "summation order",
            kGpuKernels);
   }
-  const bool cuda = source.backend == "cuda" || target.backend == "cuda";
-  auto lacks = [](const CompatRecord& r) {
-    return r.backend == "cuda" && (r.sm_count < 0 || r.tf32_allowed < 0);
+  const std::vector<std::string> kLibraryOps = {
+      "gemm", "conv2d", "sdpa", "all_reduce", "all_gather", "reduce_scatter", "broadcast"};
+  // The run-time TF32 override of the device object, when both records have it, replaces the
+  // fingerprint's (collected by probe, perhaps in another environment).
+  bool run_time_override = false;
+  if (both_devices) {
+    differ("device libraries", device_libs(source), device_libs(target),
+           "other loaded cuBLAS, cuDNN or NCCL versions may pick other kernels", kLibraryOps);
+    const nlohmann::json* so = FindJson(source.device, "/tf32/NVIDIA_TF32_OVERRIDE");
+    const nlohmann::json* to = FindJson(target.device, "/tf32/NVIDIA_TF32_OVERRIDE");
+    run_time_override = so != nullptr && to != nullptr;
+    differ("NVIDIA_TF32_OVERRIDE at run time", so != nullptr ? so->dump() : "",
+           to != nullptr ? to->dump() : "", "it switches TF32 math for fp32 GEMM and convolution",
+           kGpuKernels, true);
+  }
+  auto lacks = [&](const CompatRecord& r) {
+    return r.backend == "cuda" && (sm_count(r) < 0 || tf32_allowed(r) < 0);
   };
-  if (cuda && (lacks(source) || lacks(target))) {
+  if (lacks(source) || lacks(target)) {
     notes->push_back(
         "the records do not hold the SM count or whether TF32 was allowed; cuBLAS results are "
         "bitwise reproducible only on the same architecture and SM count");
@@ -403,8 +451,10 @@ std::vector<SetupDifference> SetupDifferences(const CompatRecord& source,
   differ("CPU", text(fs, "/cpu/model"), text(ft, "/cpu/model"));
   differ("glibc", text(fs, "/os/glibc"), text(ft, "/os/glibc"),
          "another libm may round exp and erf differently", {"softmax", "gelu", "silu", "sdpa"});
-  differ("GPU", each(fs, "/gpus", "name"), each(ft, "/gpus", "name"),
-         "another GPU model may have another SM count or architecture");
+  if (!both_devices) {  // else the "device" line names the GPU each run used
+    differ("GPU", each(fs, "/gpus", "name"), each(ft, "/gpus", "name"),
+           "another GPU model may have another SM count or architecture");
+  }
   differ("compute capability", each(fs, "/gpus", "compute_capability"),
          each(ft, "/gpus", "compute_capability"), arch_why);
   differ("GPU generation", generations(fs), generations(ft), arch_why);
@@ -422,6 +472,7 @@ std::vector<SetupDifference> SetupDifferences(const CompatRecord& source,
          "another NCCL may reduce in another order",
          {"all_reduce", "reduce_scatter", "all_gather", "broadcast"});
   for (const char* var : {"NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"}) {
+    if (run_time_override && std::string_view(var) == "NVIDIA_TF32_OVERRIDE") continue;
     differ(var, text(fs, std::string("/env/") + var), text(ft, std::string("/env/") + var),
            "it switches TF32 math for fp32 GEMM and convolution", {"gemm", "conv2d", "sdpa"}, true);
   }

@@ -17,7 +17,8 @@
  *
  * Thread-safety: the entry point, library_versions and device_count may be called from any
  * thread; init and shutdown are called once each, from one thread, with no other call in flight;
- * device_info and run_case may be called concurrently for distinct devices.
+ * device_info may be called from any thread after init; run_case and calibrate from one thread
+ * at a time (collectives use every device).
  */
 #ifndef CUTOVER_COMPAT_PLUGIN_API_H_
 #define CUTOVER_COMPAT_PLUGIN_API_H_
@@ -31,7 +32,7 @@ extern "C" {
 
 /* The ABI version of this header: bump on any change to a struct, a function signature, an
  * error code or a contract below. The host refuses a plugin whose table->abi differs. */
-#define CUTOVER_COMPAT_PLUGIN_ABI 1u
+#define CUTOVER_COMPAT_PLUGIN_ABI 2u
 
 /* The one symbol a plugin exports. */
 #define CUTOVER_COMPAT_PLUGIN_ENTRY_NAME "cutover_compat_plugin_entry"
@@ -51,6 +52,7 @@ extern "C" {
 #define CUTOVER_COMPAT_ERR_UNSUPPORTED 5     /* op or feature unknown to this plugin */
 #define CUTOVER_COMPAT_ERR_DEVICE 6          /* a device call failed (launch, copy, self-check) */
 #define CUTOVER_COMPAT_ERR_INTERNAL 7        /* a bug in the plugin */
+#define CUTOVER_COMPAT_ERR_NOT_APPLICABLE 8  /* the case has no meaning here (fp8 before cc 8.9) */
 
 /* One device as the plugin sees it. */
 typedef struct CutoverCompatDeviceInfo {
@@ -78,18 +80,57 @@ typedef struct CutoverCompatLibraryVersions {
   int32_t nccl;     /* ncclGetVersion: 10000*major + 100*minor + patch (NCCL >= 2.9) */
 } CutoverCompatLibraryVersions;
 
-/* The first op hook, to be extended (with an ABI bump) by the compat runner. ABI 1 knows one
- * op, "fill_u32": output[i] = seed + i for i < count, computed by a device kernel and copied to
- * the host buffer `output` (REQUIRES: output_bytes >= 4*count). */
+/* One input tensor: float32 values already rounded to the case's dtype by the host (so the
+ * plugin's conversion to the device type is exact), in the layout the op defines. */
+typedef struct CutoverCompatTensor {
+  const float* data; /* host memory, `count` elements */
+  uint64_t count;
+} CutoverCompatTensor;
+
+/* One case of a compat op (compat/op.h describes each op: shape meaning, inputs, output). The
+ * plugin converts the inputs to the device dtype, runs the op `warmup` times untimed and `reps`
+ * times timed with CUDA events, rotating among copies of the inputs whose total exceeds the L2
+ * cache (so no repetition reads L2-resident inputs), and returns the first run's output
+ * converted to float32 (gemm: fp16 -> fp16 output, bf16 -> bf16, fp32/tf32 -> fp32,
+ * fp8_e4m3 -> bf16, int8 -> int32; accumulation fp32, int32 for int8). */
 typedef struct CutoverCompatCase {
   uint32_t struct_size; /* sizeof(CutoverCompatCase) */
-  const char* op;       /* op name; an unknown one gives CUTOVER_COMPAT_ERR_UNSUPPORTED */
-  int32_t device;       /* device ordinal */
-  uint64_t count;       /* number of elements */
-  uint64_t seed;        /* op-defined input parameter */
-  void* output;         /* caller-owned host buffer for the op's result */
-  uint64_t output_bytes;
+  int32_t device;       /* device ordinal; collectives use every device and ignore it */
+  const char* op;       /* "gemm", "conv2d_fwd", ...; unknown: CUTOVER_COMPAT_ERR_UNSUPPORTED */
+  const char* dtype;    /* "fp32", "tf32", "fp16", "bf16", "fp8_e4m3", "int8", "u8" */
+  const char* layout;   /* op-defined: "row-major", "NCHW", "NHWC", "causal", "pinned", ... */
+  const int64_t* shape; /* op-defined dimensions */
+  uint32_t shape_count;
+  const CutoverCompatTensor* inputs;
+  uint32_t input_count;
+  float* output; /* caller-owned host buffer */
+  uint64_t output_count;
+  int32_t warmup; /* untimed runs before the timed ones (>= 0) */
+  int32_t reps;   /* timed runs (>= 1) */
+  double* rep_ms; /* caller-owned, `reps` entries: each timed run in milliseconds */
 } CutoverCompatCase;
+
+/* What run_case learned besides the output and the times. */
+typedef struct CutoverCompatCaseResult {
+  uint32_t struct_size;     /* set by the caller: sizeof(CutoverCompatCaseResult) */
+  int32_t deterministic;    /* 1: the first and the last run's outputs are bit-identical */
+  int32_t ranks;            /* devices that took part (collectives: n; others 1) */
+  uint64_t output_written;  /* elements written to output (collectives with n > 1 may differ
+                               from the single-device count: all_gather n*count) */
+  uint64_t rotation_copies; /* input copies the timed runs rotated among */
+  char detail[256];         /* one line: library, algorithm, math mode ("cuBLASLt, TF32 off") */
+} CutoverCompatCaseResult;
+
+/* The device's own ceilings, measured by calibrate. */
+typedef struct CutoverCompatCalibration {
+  uint32_t struct_size;    /* set by the caller: sizeof(CutoverCompatCalibration) */
+  double copy_kernel_gbps; /* our copy kernel, bytes read + written per second / 1e9 */
+  double memcpy_gbps;      /* cudaMemcpyAsync device to device, read + written */
+  double gemm_bf16_tflops; /* bf16 8192^3 through the gemm op's cuBLASLt path */
+  double gemm_fp32_tflops; /* fp32 (no TF32) 4096^3 */
+  uint64_t copy_bytes;     /* bytes of one copy's source */
+  int32_t gemm_size;       /* M = N = K of the bf16 GEMM */
+} CutoverCompatCalibration;
 
 /* The plugin table. The first four fields keep their place in every ABI version so that any
  * host can read a plugin's abi and name, whatever version either speaks. */
@@ -111,8 +152,13 @@ typedef struct CutoverCompatPlugin {
   int (*device_info)(int ordinal, CutoverCompatDeviceInfo* out, char* err, size_t err_size);
   /* Fills *out; works without a driver or device (and before init). */
   int (*library_versions)(CutoverCompatLibraryVersions* out, char* err, size_t err_size);
-  /* Runs one case (see CutoverCompatCase). */
-  int (*run_case)(const CutoverCompatCase* c, char* err, size_t err_size);
+  /* Runs one case (see CutoverCompatCase) and fills *result. CUTOVER_COMPAT_ERR_UNSUPPORTED for
+   * an op or dtype this plugin lacks, CUTOVER_COMPAT_ERR_NOT_APPLICABLE for one with no meaning
+   * on this device, CUTOVER_COMPAT_ERR_INVALID for a shape, input or buffer that does not fit. */
+  int (*run_case)(const CutoverCompatCase* c, CutoverCompatCaseResult* result, char* err,
+                  size_t err_size);
+  /* Measures the device's copy bandwidth and GEMM rates (a few seconds). */
+  int (*calibrate)(int device, CutoverCompatCalibration* out, char* err, size_t err_size);
 } CutoverCompatPlugin;
 
 /* The entry point's type. `host_abi` is the ABI the host speaks. The plugin returns its static

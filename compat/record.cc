@@ -56,7 +56,7 @@ Result<CaseResult> CaseFromJson(const json& c, const std::string& what) {
                                    r.spec.Id() + ")");
   }
   CUTOVER_ASSIGN_OR_RETURN(r.status, GetString(c, "/status", what));
-  if (r.status != "ok" && r.status != "n/a" && r.status != "error") {
+  if (r.status != "ok" && r.status != "n/a" && r.status != "error" && r.status != "missing") {
     return Status::InvalidArgument(what + ": case " + r.id + ": bad status '" + r.status + "'");
   }
   if (const json* e = FindJson(c, "/error"); e != nullptr && e->is_string()) r.error = *e;
@@ -132,9 +132,14 @@ json RecordToJson(const CompatRecord& rec) {
                           {"copy_bytes", k.copy_bytes},
                           {"gemm_shape", k.gemm_shape},
                           {"seconds", k.seconds}};
+    if (k.gemm_bf16_gflops > 0) {
+      doc["calibration"]["gemm_bf16_gflops"] = k.gemm_bf16_gflops;
+      doc["calibration"]["gemm_bf16_size"] = k.gemm_bf16_size;
+    }
   }
   if (rec.tf32_allowed >= 0) doc["tf32_allowed"] = rec.tf32_allowed == 1;
   if (rec.sm_count >= 0) doc["sm_count"] = rec.sm_count;
+  if (!rec.device.is_null()) doc["device"] = rec.device;
   for (const CaseResult& r : rec.cases) {
     json c = {{"id", r.id},
               {"op", r.spec.op},
@@ -202,6 +207,11 @@ Result<CompatRecord> RecordFromJson(const json& doc, const std::string& what) {
     CUTOVER_ASSIGN_OR_RETURN(k.gemm_gflops, GetDouble(doc, "/calibration/gemm_gflops", what));
     CUTOVER_ASSIGN_OR_RETURN(k.copy_bytes, GetDouble(doc, "/calibration/copy_bytes", what));
     CUTOVER_ASSIGN_OR_RETURN(k.seconds, GetDouble(doc, "/calibration/seconds", what));
+    if (FindJson(doc, "/calibration/gemm_bf16_gflops") != nullptr) {
+      CUTOVER_ASSIGN_OR_RETURN(k.gemm_bf16_gflops,
+                               GetDouble(doc, "/calibration/gemm_bf16_gflops", what));
+      CUTOVER_ASSIGN_OR_RETURN(k.gemm_bf16_size, GetInt(doc, "/calibration/gemm_bf16_size", what));
+    }
     CUTOVER_ASSIGN_OR_RETURN(const json* shape, GetArray(doc, "/calibration/gemm_shape", what));
     for (size_t i = 0; i < shape->size(); ++i) {
       CUTOVER_ASSIGN_OR_RETURN(int64_t d,
@@ -222,6 +232,9 @@ Result<CompatRecord> RecordFromJson(const json& doc, const std::string& what) {
     rec.cutover_version = *v;
   }
   if (const json* fp = FindJson(doc, "/fingerprint"); fp != nullptr) rec.fingerprint = *fp;
+  if (const json* dev = FindJson(doc, "/device"); dev != nullptr && dev->is_object()) {
+    rec.device = *dev;
+  }
   CUTOVER_ASSIGN_OR_RETURN(const json* cases, GetArray(doc, "/cases", what));
   std::set<std::string> ids;
   for (size_t i = 0; i < cases->size(); ++i) {

@@ -36,8 +36,8 @@ struct CaseTiming {
 struct CaseResult {
   CaseSpec spec;
   std::string id;      // spec.Id()
-  std::string status;  // "ok" | "n/a" | "error"
-  std::string error;   // why, for "n/a" and "error"
+  std::string status;  // "ok" | "n/a" | "error" | "missing" (the backend lacks the op)
+  std::string error;   // why, for every status but "ok"
   uint64_t output_count = 0;
   std::string digest;              // hex SHA-256 of the output bytes
   std::vector<std::string> tiles;  // kRecordTiles hex prefixes (16) of per-tile SHA-256
@@ -59,8 +59,12 @@ struct Calibration {
   double copy_gbps = 0;             // bytes read + written / second, best of the repetitions
   double gemm_gflops = 0;           // fp32 GEMM, 2 M N K / second, best of the repetitions
   double copy_bytes = 0;            // the copy's bytes read + written
-  std::vector<int64_t> gemm_shape;  // M, N, K
+  std::vector<int64_t> gemm_shape;  // M, N, K (of the fp32 GEMM)
   double seconds = 0;               // the calibration's wall time
+  // cuda only: a bf16 GEMM of gemm_bf16_size^3 (the ceiling of the tensor-core dtypes: tf32,
+  // fp16, bf16, fp8_e4m3, int8); 0 when not measured (cpu: every GFLOP/s case uses gemm_gflops).
+  double gemm_bf16_gflops = 0;
+  int64_t gemm_bf16_size = 0;
 };
 
 struct CompatRecord {
@@ -78,6 +82,9 @@ struct CompatRecord {
   std::string created_at;  // RFC 3339 UTC
   std::string cutover_version;
   nlohmann::json fingerprint;  // a cutover.fingerprint/1 document (or null)
+  // The backend's device as it ran the cases (cuda: name, SMs, compute capability, library
+  // versions, TF32 setting, calibration); null for cpu. Written as "device" when not null.
+  nlohmann::json device;
   std::vector<CaseResult> cases;
 };
 

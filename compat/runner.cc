@@ -65,10 +65,13 @@ Calibration CalibrateCpu(const cpu::CpuConfig& cfg) {
   return cal;
 }
 
-double FractionOfCeiling(const Calibration& cal, const CaseTiming& timing) {
+double FractionOfCeiling(const Calibration& cal, const CaseTiming& timing, std::string_view dtype) {
   if (!cal.measured || timing.rate <= 0) return 0;
+  const bool tensor_core = dtype != "fp32" && dtype != "u8";
+  double gemm = cal.gemm_gflops;
+  if (tensor_core && cal.gemm_bf16_gflops > 0) gemm = cal.gemm_bf16_gflops;
   const double ceiling = timing.rate_unit == "GB/s"      ? cal.copy_gbps
-                         : timing.rate_unit == "GFLOP/s" ? cal.gemm_gflops
+                         : timing.rate_unit == "GFLOP/s" ? gemm
                                                          : 0;
   return ceiling > 0 ? timing.rate / ceiling : 0;
 }
@@ -89,6 +92,39 @@ double Quantile(std::vector<double> v, double q) {
   size_t lo = static_cast<size_t>(std::floor(x));
   size_t hi = std::min(v.size() - 1, lo + 1);
   return v[lo] + (x - lo) * (v[hi] - v[lo]);
+}
+
+void SummarizeOutput(const CaseSpec& spec, const float* out, size_t n, size_t samples,
+                     const std::function<double(size_t)>& truth, CaseResult* r) {
+  r->output_count = n;
+  r->digest = HexEncode(Sha256Digest(out, n * sizeof(float)));
+  r->tiles.clear();
+  const size_t per = (n + kRecordTiles - 1) / kRecordTiles;
+  for (int t = 0; t < kRecordTiles; ++t) {
+    size_t b = std::min(n, t * per), e = std::min(n, b + per);
+    r->tiles.push_back(HexEncode(Sha256Digest(out + b, (e - b) * sizeof(float))).substr(0, 16));
+  }
+  r->nan_count = r->inf_count = 0;
+  for (size_t i = 0; i < n; ++i) {
+    if (std::isnan(out[i])) ++r->nan_count;
+    if (std::isinf(out[i])) ++r->inf_count;
+  }
+  r->sample_index = SamplePositions(spec, n, samples);
+  r->sample_value.clear();
+  r->sample_truth.clear();
+  for (uint64_t i : r->sample_index) {
+    r->sample_value.push_back(out[i]);
+    r->sample_truth.push_back(truth(i));
+  }
+}
+
+void SummarizeTiming(const OpDescriptor& op, CaseResult* r) {
+  r->timing.median_s = Quantile(r->timing.reps_s, 0.5);
+  r->timing.p10_s = Quantile(r->timing.reps_s, 0.1);
+  r->timing.p90_s = Quantile(r->timing.reps_s, 0.9);
+  r->timing.rate_unit = op.rate_unit;
+  const double work = op.rate_unit == "GFLOP/s" ? r->flops : r->bytes;
+  r->timing.rate = r->timing.median_s > 0 ? work / r->timing.median_s / 1e9 : 0;
 }
 
 CaseResult RunCpuCase(const OpDescriptor& op, const CaseSpec& spec, const RunConfig& cfg) {
@@ -115,29 +151,9 @@ CaseResult RunCpuCase(const OpDescriptor& op, const CaseSpec& spec, const RunCon
     r.timing.reps_s.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
   r.deterministic = std::memcmp(first.data(), out.data(), n * sizeof(float)) == 0;
-  r.output_count = n;
-  r.digest = HexEncode(Sha256Digest(first.data(), n * sizeof(float)));
-  const size_t per = (n + kRecordTiles - 1) / kRecordTiles;
-  for (int t = 0; t < kRecordTiles; ++t) {
-    size_t b = std::min(n, t * per), e = std::min(n, b + per);
-    r.tiles.push_back(
-        HexEncode(Sha256Digest(first.data() + b, (e - b) * sizeof(float))).substr(0, 16));
-  }
-  for (float v : first) {
-    if (std::isnan(v)) ++r.nan_count;
-    if (std::isinf(v)) ++r.inf_count;
-  }
-  r.sample_index = SamplePositions(spec, n, cfg.samples);
-  for (uint64_t i : r.sample_index) {
-    r.sample_value.push_back(first[i]);
-    r.sample_truth.push_back(op.truth(spec, in, i));
-  }
-  r.timing.median_s = Quantile(r.timing.reps_s, 0.5);
-  r.timing.p10_s = Quantile(r.timing.reps_s, 0.1);
-  r.timing.p90_s = Quantile(r.timing.reps_s, 0.9);
-  r.timing.rate_unit = op.rate_unit;
-  const double work = op.rate_unit == "GFLOP/s" ? r.flops : r.bytes;
-  r.timing.rate = r.timing.median_s > 0 ? work / r.timing.median_s / 1e9 : 0;
+  SummarizeOutput(
+      spec, first.data(), n, cfg.samples, [&](size_t i) { return op.truth(spec, in, i); }, &r);
+  SummarizeTiming(op, &r);
   return r;
 }
 

@@ -9,7 +9,9 @@
 #define CUTOVER_COMPAT_RUNNER_H_
 
 #include <cstddef>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "compat/op.h"
@@ -36,12 +38,22 @@ CaseResult RunCpuCase(const OpDescriptor& op, const CaseSpec& spec, const RunCon
 // (cpu::Gemm; fp32 accumulation whatever cfg says, so fp32 and fp64 runs share a yardstick).
 Calibration CalibrateCpu(const cpu::CpuConfig& cfg);
 
-// timing.rate / the calibration's ceiling of the same unit (GB/s: copy, GFLOP/s: GEMM); 0 when
-// there is none.
-double FractionOfCeiling(const Calibration& cal, const CaseTiming& timing);
+// timing.rate / the calibration's ceiling of the same unit (GB/s: copy; GFLOP/s: the fp32 GEMM,
+// or for a case in a tensor-core dtype (tf32, fp16, bf16, fp8_e4m3, int8) the bf16 GEMM when the
+// calibration measured one, as the cuda backend does); 0 when there is none.
+double FractionOfCeiling(const Calibration& cal, const CaseTiming& timing, std::string_view dtype);
 
 // The CMake build type cutover was built with ("Release", ...; "unspecified" when none).
 std::string BuildType();
+
+// The post-processing every backend shares: fills r's output_count, digest, tiles, NaN/Inf
+// counts and the values at SamplePositions(spec, n, samples) with truth(index) beside them,
+// from the n float32 outputs `out`.
+void SummarizeOutput(const CaseSpec& spec, const float* out, size_t n, size_t samples,
+                     const std::function<double(size_t)>& truth, CaseResult* r);
+// Fills r's median, p10, p90 and rate (op.rate_unit of r->flops or r->bytes) from
+// r->timing.reps_s.
+void SummarizeTiming(const OpDescriptor& op, CaseResult* r);
 
 // median, p10, p90 (linear interpolation between order statistics).
 double Quantile(std::vector<double> v, double q);

@@ -52,9 +52,11 @@ Result<SuiteRunResult> RunSuiteToRecord(const SuiteRunOptions& opts,
     if (have.count(c.Id())) {
       ++out.kept;
     } else {
-      out.record.cases.push_back(RunCpuCase(*FindOp(c.op), c, opts.config));
+      const OpDescriptor& op = *FindOp(c.op);
+      out.record.cases.push_back(opts.run_case ? opts.run_case(op, c)
+                                               : RunCpuCase(op, c, opts.config));
       CaseTiming& t = out.record.cases.back().timing;
-      t.fraction_of_ceiling = FractionOfCeiling(out.record.calibration, t);
+      t.fraction_of_ceiling = FractionOfCeiling(out.record.calibration, t, c.dtype);
       have.insert(c.Id());
       ++out.ran;
       CUTOVER_RETURN_IF_ERROR(SaveRecord(opts.record_path, out.record));

@@ -33,6 +33,9 @@ struct SuiteRunOptions {
   CompatRecord header;
   std::vector<CaseSpec> cases;
   RunConfig config;
+  // Runs one case; empty: RunCpuCase with `config` (compat/runner.h). The cuda backend passes
+  // RunDeviceCase (compat/device_runner.h) bound to its plugin.
+  std::function<CaseResult(const OpDescriptor&, const CaseSpec&)> run_case;
 };
 
 struct SuiteRunResult {
@@ -47,11 +50,12 @@ struct SuiteRunResult {
 Status CheckResumable(const CompatRecord& held, const CompatRecord& want, const std::string& path);
 
 // Runs every case of `opts.cases` the record does not hold yet (all of them without resume or
-// when record_path does not exist) and writes the record after each one. Each case run gets its
-// timing.fraction_of_ceiling from the record's calibration (the held record's on resume). `on_case`
-// (may be empty) is called once per case of the list, kept or run. Errors: a record that cannot be
-// read or resumed (InvalidArgument / FailedPrecondition, exit 2), a write failure (IoError).
-// REQUIRES: every case names a registered op; header.backend is "cpu".
+// when record_path does not exist) and writes the record after each one. Each case run (by
+// run_case or the cpu runner) gets its timing.fraction_of_ceiling from the record's calibration
+// (the held record's on resume). `on_case` (may be empty) is called once per case of the list,
+// kept or run. Errors: a record that cannot be read or resumed (InvalidArgument /
+// FailedPrecondition, exit 2), a write failure (IoError).
+// REQUIRES: every case names a registered op.
 Result<SuiteRunResult> RunSuiteToRecord(const SuiteRunOptions& opts,
                                         const std::function<void()>& on_case);
 

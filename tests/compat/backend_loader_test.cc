@@ -143,8 +143,18 @@ TEST(LoadBackendFile, RefusesOtherAbi) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kEnvironment);
   EXPECT_EQ(r.status().message(), std::string("CUDA backend plugin ") + CUTOVER_TEST_PLUGIN_ABI999 +
-                                      " refused: plugin ABI 999, this cutover speaks 1");
+                                      " refused: plugin ABI 999, this cutover speaks 2");
   EXPECT_FALSE(Mapped(fs::path(CUTOVER_TEST_PLUGIN_ABI999).filename().string()));
+}
+
+TEST(LoadBackendFile, RefusesAPluginOfTheFirstAbi) {
+  // A plugin built before run_case took a whole case: its table is smaller and its run_case
+  // has another signature, so it must never be called.
+  Result<LoadedBackend> r = LoadBackendFile(CUTOVER_TEST_PLUGIN_ABI1);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), Code::kEnvironment);
+  EXPECT_EQ(r.status().message(), std::string("CUDA backend plugin ") + CUTOVER_TEST_PLUGIN_ABI1 +
+                                      " refused: plugin ABI 1, this cutover speaks 2");
 }
 
 TEST(LoadBackendFile, RefusesLibraryWithoutEntryPoint) {
@@ -160,7 +170,7 @@ TEST(LoadBackendFile, RefusesTruncatedTable) {
   Result<LoadedBackend> r = LoadBackendFile(CUTOVER_TEST_PLUGIN_SMALL);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().message(), std::string("CUDA backend plugin ") + CUTOVER_TEST_PLUGIN_SMALL +
-                                      " refused: plugin table is 16 bytes, ABI 1 needs " +
+                                      " refused: plugin table is 16 bytes, ABI 2 needs " +
                                       std::to_string(sizeof(CutoverCompatPlugin)));
 }
 
@@ -204,6 +214,25 @@ TEST(LoadedBackend, ReportsDevicesAndVersions) {
   EXPECT_EQ(v->ToString(),
             "CUDA runtime 13.0, CUDA driver 13.1, cuBLAS 13.1.0, cuBLASLt 13.1.0, cuDNN 9.19.0, "
             "NCCL 2.28.9");
+}
+
+TEST(LoadedBackend, CalibrateNeedsInitThenReportsThePluginsNumbers) {
+  ScopedEnv env("CUTOVER_FAKE_DEVICES", "1");
+  Result<LoadedBackend> r = LoadBackendFile(CUTOVER_TEST_PLUGIN_FAKE);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  Result<BackendCalibration> early = r->Calibrate(0);
+  ASSERT_FALSE(early.ok());
+  EXPECT_EQ(early.status().message(), "calibrate before init");
+  ASSERT_TRUE(r->Init().ok());
+  Result<BackendCalibration> c = r->Calibrate(0);
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
+  // The fake times a real 16 MiB host memcpy.
+  EXPECT_EQ(c->copy_bytes, uint64_t{16} << 20);
+  EXPECT_GT(c->copy_kernel_gbps, 0.0);
+  Result<BackendCalibration> bad = r->Calibrate(1);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().code(), Code::kEnvironment);
+  EXPECT_EQ(bad.status().message(), "fake: no such device");
 }
 
 TEST(LoadedBackend, UnloadsWhenDestroyed) {

@@ -1,7 +1,9 @@
 #include "compat/compare.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -329,6 +331,29 @@ TEST(CompareTest, SetupDifferencesFromTheFingerprints) {
                        "and SM count"});
   DescribeSetupDifferences(a, a, &(differences = {}), &(notes = {}));
   EXPECT_TRUE(differences.empty());
+  // With the device each cuda run records: its SM count and loaded libraries.
+  a.device = {{"name", "NVIDIA H100 80GB HBM3"},
+              {"sm_count", 132},
+              {"libraries", {{"summary", "cuBLAS 13.0.0"}}},
+              {"tf32", {{"NVIDIA_TF32_OVERRIDE", nullptr}}}};
+  b.device = a.device;
+  b.device["sm_count"] = 114;
+  b.device["tf32"]["NVIDIA_TF32_OVERRIDE"] = "0";
+  DescribeSetupDifferences(a, b, &(differences = {}), &(notes = {}));
+  EXPECT_THAT(differences, ::testing::IsSupersetOf({std::string("SM count 132 vs 114"),
+                                                    std::string("NVIDIA_TF32_OVERRIDE at run time "
+                                                                "null vs \"0\"")}));
+  EXPECT_TRUE(notes.empty()) << notes[0];
+  // One line per difference: the device replaces the fingerprint's GPU list and its
+  // NVIDIA_TF32_OVERRIDE, and the device's SM count is not repeated from the top-level field.
+  EXPECT_THAT(differences, ::testing::Not(::testing::Contains("NVIDIA_TF32_OVERRIDE 0 vs 1")));
+  EXPECT_THAT(
+      differences,
+      ::testing::Not(::testing::Contains("GPU NVIDIA A100-SXM4-80GB vs NVIDIA H100 80GB HBM3")));
+  a.sm_count = 132;
+  b.sm_count = 114;
+  DescribeSetupDifferences(a, b, &(differences = {}), &(notes = {}));
+  EXPECT_EQ(std::count(differences.begin(), differences.end(), "SM count 132 vs 114"), 1);
   // Without fingerprints: the backends still, and both notes.
   CompatRecord cpu{.backend = "cpu", .accumulate = "fp32"};
   DescribeSetupDifferences(cpu, CompatRecord{.backend = "cuda", .accumulate = "fp32"},

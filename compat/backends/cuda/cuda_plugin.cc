@@ -4,9 +4,11 @@
 //
 // Thread-safety: as in compat/plugin_api.h. The state below is written only by init and
 // shutdown, which the host calls with no other call in flight.
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -17,6 +19,9 @@
 #include <nccl.h>
 
 #include "compat/backends/cuda/fill_kernel.h"
+#include "compat/backends/cuda/kernels.h"
+#include "compat/backends/cuda/op_common.h"
+#include "compat/backends/cuda/ops.h"
 #include "compat/plugin_api.h"
 
 #ifndef CUTOVER_CUDA_ARCHITECTURES
@@ -156,8 +161,10 @@ int Init(char* err, size_t err_size) {
 
 void Shutdown() {
   State& s = GetState();
-  // Device state is released by the runtime when the process or library goes away; later ops
-  // that keep handles (cuBLAS, cuDNN, NCCL communicators) release them here.
+  if (s.initialized) {
+    ReleaseCollectives();
+    ReleaseDevices();
+  }
   s.initialized = false;
   s.init_called = false;
   s.device_count = 0;
@@ -219,39 +226,133 @@ int LibraryVersions(CutoverCompatLibraryVersions* out, char* err, size_t err_siz
   return CUTOVER_COMPAT_OK;
 }
 
-int RunCase(const CutoverCompatCase* c, char* err, size_t err_size) {
+// Copies an Outcome's reason into err and returns its code.
+int Report(const Outcome& o, char* err, size_t err_size) {
+  if (!o.ok()) Fail(o.code, err, err_size, "%s", o.message.c_str());
+  return o.code;
+}
+
+int RunCase(const CutoverCompatCase* c, CutoverCompatCaseResult* result, char* err,
+            size_t err_size) {
   const State& s = GetState();
   if (!s.initialized) {
     return Fail(CUTOVER_COMPAT_ERR_NOT_INITIALIZED, err, err_size, "run_case before init");
   }
-  if (c == nullptr || c->struct_size < sizeof(CutoverCompatCase) || c->op == nullptr) {
+  if (c == nullptr || c->struct_size < sizeof(CutoverCompatCase) || c->op == nullptr ||
+      c->dtype == nullptr || c->layout == nullptr || (c->shape == nullptr && c->shape_count > 0) ||
+      (c->inputs == nullptr && c->input_count > 0)) {
     return Fail(CUTOVER_COMPAT_ERR_INVALID, err, err_size, "run_case: bad case struct");
   }
-  if (std::strcmp(c->op, "fill_u32") != 0) {
-    return Fail(CUTOVER_COMPAT_ERR_UNSUPPORTED, err, err_size, "run_case: unknown op '%s'", c->op);
+  if (result == nullptr || result->struct_size < sizeof(CutoverCompatCaseResult)) {
+    return Fail(CUTOVER_COMPAT_ERR_INVALID, err, err_size, "run_case: bad result struct");
+  }
+  if (c->reps < 1 || c->warmup < 0 || c->rep_ms == nullptr) {
+    return Fail(CUTOVER_COMPAT_ERR_INVALID, err, err_size,
+                "run_case: needs reps >= 1, warmup >= 0 and a rep_ms array");
   }
   if (c->device < 0 || c->device >= s.device_count) {
     return Fail(CUTOVER_COMPAT_ERR_INVALID, err, err_size, "run_case: no device %d",
                 static_cast<int>(c->device));
   }
-  const uint64_t bytes = c->count * sizeof(uint32_t);
-  if (c->output == nullptr || c->output_bytes < bytes) {
-    return Fail(CUTOVER_COMPAT_ERR_INVALID, err, err_size,
-                "run_case: fill_u32 of %llu elements needs a %llu-byte output buffer",
-                static_cast<unsigned long long>(c->count), static_cast<unsigned long long>(bytes));
+  const uint32_t size = result->struct_size;
+  std::memset(result, 0, sizeof(CutoverCompatCaseResult));
+  result->struct_size = size;
+  CaseView v;
+  v.c = c;
+  v.op = c->op;
+  v.dtype = c->dtype;
+  v.layout = c->layout;
+  v.shape.assign(c->shape, c->shape + c->shape_count);
+  if (IsCollective(v.op)) return Report(RunCollective(s.device_count, v, result), err, err_size);
+  DeviceState* dev = nullptr;
+  int rc = Report(GetDevice(c->device, &dev), err, err_size);
+  if (rc != CUTOVER_COMPAT_OK) return rc;
+  if (v.op == "gemm" || v.op == "gemm_batched")
+    return Report(RunGemm(*dev, v, result), err, err_size);
+  if (v.op == "conv2d_fwd" || v.op == "conv2d_bwd_data" || v.op == "conv2d_bwd_filter") {
+    return Report(RunConv(*dev, v, result), err, err_size);
   }
-  if (c->count == 0) return CUTOVER_COMPAT_OK;
-  cudaError_t e = cudaSetDevice(c->device);
-  uint32_t* d = nullptr;
-  if (e == cudaSuccess) e = cudaMalloc(&d, bytes);
-  if (e == cudaSuccess) e = LaunchFillU32(d, c->count, c->seed, nullptr);
-  if (e == cudaSuccess) e = cudaMemcpy(c->output, d, bytes, cudaMemcpyDeviceToHost);
-  if (d != nullptr) cudaFree(d);
-  if (e != cudaSuccess) {
-    return Fail(CUTOVER_COMPAT_ERR_DEVICE, err, err_size, "run_case fill_u32 on device %d: %s",
-                static_cast<int>(c->device), Describe(e).c_str());
+  if (IsOwnOp(v.op)) return Report(RunOwn(*dev, v, result), err, err_size);
+  return Fail(CUTOVER_COMPAT_ERR_UNSUPPORTED, err, err_size, "run_case: unknown op '%s'", c->op);
+}
+
+// The median time of `reps` runs of `launch` after 3 warm-ups, in ms.
+Outcome TimeMedian(DeviceState& dev, int reps, const std::function<cudaError_t()>& launch,
+                   double* ms) {
+  for (int i = 0; i < 3; ++i) CUTOVER_TRY(CudaCheck(launch(), "calibration launch"));
+  std::vector<cudaEvent_t> ev(2 * reps, nullptr);
+  Outcome o = Ok();
+  for (cudaEvent_t& e : ev) {
+    if (o.ok()) o = CudaCheck(cudaEventCreate(&e), "cudaEventCreate");
   }
-  return CUTOVER_COMPAT_OK;
+  for (int i = 0; i < reps && o.ok(); ++i) {
+    cudaEventRecord(ev[2 * i], dev.stream);
+    o = CudaCheck(launch(), "calibration launch");
+    cudaEventRecord(ev[2 * i + 1], dev.stream);
+  }
+  if (o.ok()) o = CudaCheck(cudaStreamSynchronize(dev.stream), "calibration");
+  std::vector<double> t;
+  for (int i = 0; i < reps && o.ok(); ++i) {
+    float x = 0;
+    o = CudaCheck(cudaEventElapsedTime(&x, ev[2 * i], ev[2 * i + 1]), "cudaEventElapsedTime");
+    t.push_back(x);
+  }
+  for (cudaEvent_t e : ev) {
+    if (e != nullptr) cudaEventDestroy(e);
+  }
+  *ms = Median(t);
+  return o;
+}
+
+Outcome CalibrateDevice(int device, CutoverCompatCalibration* out) {
+  DeviceState* dev = nullptr;
+  CUTOVER_TRY(GetDevice(device, &dev));
+  size_t free_bytes = 0, total_bytes = 0;
+  CUTOVER_TRY(CudaCheck(cudaMemGetInfo(&free_bytes, &total_bytes), "cudaMemGetInfo"));
+  // 1 GiB each way, or a quarter of what is free; at least 8x the L2 cache either way.
+  size_t bytes = std::min<size_t>(size_t{1} << 30, free_bytes / 4) & ~size_t{4095};
+  {
+    DeviceBuffer src, dst;
+    CUTOVER_TRY(src.Allocate(bytes, "calibration copy source"));
+    CUTOVER_TRY(dst.Allocate(bytes, "calibration copy destination"));
+    CUTOVER_TRY(
+        CudaCheck(LaunchFillUniform(DType::kF32, src.get(), bytes / 4, 3, dev->stream), "fill"));
+    double ms = 0;
+    CUTOVER_TRY(TimeMedian(
+        *dev, 10, [&] { return LaunchCopyBytes(src.get(), dst.get(), bytes, dev->stream); }, &ms));
+    out->copy_kernel_gbps = ms > 0 ? 2.0 * bytes / (ms * 1e-3) / 1e9 : 0;
+    CUTOVER_TRY(TimeMedian(
+        *dev, 10,
+        [&] {
+          return cudaMemcpyAsync(dst.get(), src.get(), bytes, cudaMemcpyDeviceToDevice,
+                                 dev->stream);
+        },
+        &ms));
+    out->memcpy_gbps = ms > 0 ? 2.0 * bytes / (ms * 1e-3) / 1e9 : 0;
+  }
+  out->copy_bytes = bytes;
+  constexpr int kGemmSize = 8192;
+  out->gemm_size = kGemmSize;
+  CUTOVER_TRY(CalibrateGemm(*dev, "bf16", kGemmSize, 10, &out->gemm_bf16_tflops));
+  CUTOVER_TRY(CalibrateGemm(*dev, "fp32", 4096, 5, &out->gemm_fp32_tflops));
+  return Ok();
+}
+
+int Calibrate(int device, CutoverCompatCalibration* out, char* err, size_t err_size) {
+  const State& s = GetState();
+  if (!s.initialized) {
+    return Fail(CUTOVER_COMPAT_ERR_NOT_INITIALIZED, err, err_size, "calibrate before init");
+  }
+  if (out == nullptr || out->struct_size < sizeof(CutoverCompatCalibration)) {
+    return Fail(CUTOVER_COMPAT_ERR_INVALID, err, err_size, "calibrate: bad output struct");
+  }
+  if (device < 0 || device >= s.device_count) {
+    return Fail(CUTOVER_COMPAT_ERR_INVALID, err, err_size, "calibrate: no device %d", device);
+  }
+  const uint32_t size = out->struct_size;
+  std::memset(out, 0, sizeof(CutoverCompatCalibration));
+  out->struct_size = size;
+  return Report(CalibrateDevice(device, out), err, err_size);
 }
 
 constexpr CutoverCompatPlugin kPlugin = {
@@ -265,6 +366,7 @@ constexpr CutoverCompatPlugin kPlugin = {
     &DeviceInfo,
     &LibraryVersions,
     &RunCase,
+    &Calibrate,
 };
 
 }  // namespace
@@ -272,6 +374,6 @@ constexpr CutoverCompatPlugin kPlugin = {
 
 extern "C" CUTOVER_COMPAT_PLUGIN_EXPORT const CutoverCompatPlugin* cutover_compat_plugin_entry(
     uint32_t /*host_abi*/) {
-  // ABI 1 is the only one this plugin serves; the host checks the abi field.
+  // The ABI of this build is the only one this plugin serves; the host checks the abi field.
   return &cutover::cuda_backend::kPlugin;
 }
