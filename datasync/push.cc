@@ -277,7 +277,17 @@ class Pusher {
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     Chunker chunker(params_);
     std::vector<uint64_t> ends;  // stream offsets where cut chunks end
-    std::string pending;         // the file's bytes from the start of the current chunk
+    // The file's bytes from the start of the current chunk: pending[0, held). Fewer than max
+    // size bytes stay after each cut, so a read always fits. One buffer per worker thread, kept
+    // from file to file and never zero-filled (pages are touched only as far as files reach).
+    thread_local std::unique_ptr<char[]> buffer;
+    thread_local size_t capacity = 0;
+    if (capacity < params_.max_size + kChunkFileReadBytes) {
+      capacity = params_.max_size + kChunkFileReadBytes;
+      buffer.reset(new char[capacity]);
+    }
+    char* const pending = buffer.get();
+    size_t held = 0;
     uint64_t pending_offset = 0, read_total = 0;
     // Names the chunks ending at `ends` (their bytes lie in `pending`) and uploads them unless
     // told not to, then drops their bytes.
@@ -285,7 +295,7 @@ class Pusher {
       uint64_t start = pending_offset;
       for (uint64_t end : ends) {
         const uint64_t length = end - start;
-        std::string_view bytes(pending.data() + (start - pending_offset), length);
+        std::string_view bytes(pending + (start - pending_offset), length);
         const FastDigest fast = FastDigestOf(bytes.data(), bytes.size());
         ChunkId id;
         auto k = known.find(fast);
@@ -304,24 +314,22 @@ class Pusher {
         }
         start = end;
       }
-      pending.erase(0, start - pending_offset);
+      const size_t used = static_cast<size_t>(start - pending_offset);
+      std::memmove(pending, pending + used, held - used);
+      held -= used;
       pending_offset = start;
       ends.clear();
       return Status::Ok();
     };
     for (;;) {
-      size_t old = pending.size();
-      pending.resize(old + kChunkFileReadBytes);
-      ssize_t got = ::read(fd, pending.data() + old, kChunkFileReadBytes);
-      if (got < 0 && errno == EINTR) {
-        pending.resize(old);
-        continue;
-      }
+      const size_t old = held;
+      ssize_t got = ::read(fd, pending + old, kChunkFileReadBytes);
+      if (got < 0 && errno == EINTR) continue;
       if (got < 0) return Status::IoError(Errno("cannot read", FullPath(w)));
-      pending.resize(old + static_cast<size_t>(got));
       if (got == 0) break;
+      held += static_cast<size_t>(got);
       read_total += static_cast<uint64_t>(got);
-      chunker.Feed(reinterpret_cast<const uint8_t*>(pending.data() + old), static_cast<size_t>(got),
+      chunker.Feed(reinterpret_cast<const uint8_t*>(pending + old), static_cast<size_t>(got),
                    &ends);
       CUTOVER_RETURN_IF_ERROR(take(/*upload=*/true));
     }

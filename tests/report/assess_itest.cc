@@ -158,8 +158,10 @@ TEST_F(AssessCli, FullReportRendersInChromiumWithoutErrors) {
                      dir_.Join("data/a.bin") + " && cp " + dir_.Join("data/a.bin") + " " +
                      dir_.Join("data/b.bin")),
             0);
-  ASSERT_EQ(RunShell(Cutover() + " datasync plan " + dir_.Join("data") + " file://" +
-                         dir_.Join("store") + " --json > " + dir_.Join("plan.json"),
+  // Its own state file: never the user's ~/.local/share/cutover/cutover.db.
+  ASSERT_EQ(RunShell(Cutover() + " --db " + dir_.Join("state.db") + " datasync plan " +
+                         dir_.Join("data") + " file://" + dir_.Join("store") + " --json > " +
+                         dir_.Join("plan.json"),
                      &out),
             0)
       << out;
