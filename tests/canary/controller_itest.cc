@@ -386,7 +386,9 @@ TEST_F(CanaryItest, P99LatencyUpFiftyPercentRollsBack) {
     if (m.check == "latency" && m.verdict == "fail") ++latency_failed;
   }
   EXPECT_EQ(latency_failed, 1) << Trace(out->rollout_id);
-  EXPECT_EQ(Intervals(out->rollout_id).size(), 1u) << Trace(out->rollout_id);
+  // The first interval may be inconclusive (a 5 s rate window in which the canary had served
+  // nothing yet gives 0/0); the first failing one ends the rollout.
+  EXPECT_LE(Intervals(out->rollout_id).size(), 2u) << Trace(out->rollout_id);
   EXPECT_EQ(Weight("d1"), 0);
 }
 
@@ -407,9 +409,12 @@ TEST_F(CanaryItest, SlowerByDesignWithinItsHardwareBandIsPromoted) {
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   ASSERT_EQ(out->status, "promoted") << out->reason << Trace(out->rollout_id);
   EXPECT_EQ(Weight("d1"), 100);
+  // One passing interval promotes; an inconclusive one may come first (a 5 s rate window in
+  // which the canary had served nothing yet gives 0/0). The passing one is judged again below.
   auto iv = Intervals(out->rollout_id);
-  ASSERT_EQ(iv.size(), 1u) << Trace(out->rollout_id);
-  const double from = iv[0].window_start, to = iv[0].window_end;
+  ASSERT_GE(iv.size(), 1u) << Trace(out->rollout_id);
+  ASSERT_LE(iv.size(), 2u) << Trace(out->rollout_id);
+  const double from = iv.back().window_start, to = iv.back().window_end;
   EXPECT_GE(from, t0);
   auto tight = ParseSpec(LatencySpecText(mean, "max_ratio: 1.1"), "tight.yaml");
   ASSERT_TRUE(tight.ok()) << tight.status().ToString();
