@@ -245,7 +245,9 @@ TEST(CalibrationTest, CpuCeilingsAreMeasuredQuickly) {
   EXPECT_GT(cal.gemm_gflops, 0);
   EXPECT_EQ(cal.gemm_shape, (std::vector<int64_t>{768, 768, 768}));
   EXPECT_EQ(cal.copy_bytes, 8.0 * (1 << 24));
-  EXPECT_LT(cal.seconds, 10.0);  // about 1 s on 2 loaded cores; the brief allows ~3
+  // About 1 s on 2 loaded cores; the brief allows ~3. Under AddressSanitizer the time is the
+  // instrumentation's (16.7 s in CI), so the budget is not checked there.
+  if (!testing::kAddressSanitizer) EXPECT_LT(cal.seconds, 10.0);
 }
 
 }  // namespace

@@ -166,7 +166,12 @@ int cudaRuntimeGetVersion(int* v) {
 }
 
 __attribute__((constructor)) static void FakeLibOnLoad() {
-  if (std::getenv("FAKE_LIB_CRASH_ON_LOAD") != nullptr) ::raise(SIGSEGV);
+  if (std::getenv("FAKE_LIB_CRASH_ON_LOAD") != nullptr) {
+    // The default action, whatever handler the process installed (AddressSanitizer's would turn
+    // the crash into its report and an exit status): the loader dies by SIGSEGV.
+    ::signal(SIGSEGV, SIG_DFL);
+    ::raise(SIGSEGV);
+  }
   if (std::getenv("FAKE_LIB_HANG_ON_LOAD") != nullptr) {
     for (;;) ::pause();
   }
