@@ -79,6 +79,14 @@ Outcome RunCutover(const std::vector<std::string>& args, const std::string& fail
 
 bool IsTemp(const std::string& path) { return path.find(".cutover-tmp") != std::string::npos; }
 
+// The seed of a test's random kill points: a new one each run, CUTOVER_CRASH_SEED repeats one;
+// failures name it.
+unsigned CrashSeed() {
+  const char* env_seed = std::getenv("CUTOVER_CRASH_SEED");
+  return env_seed != nullptr ? static_cast<unsigned>(std::strtoul(env_seed, nullptr, 10))
+                             : static_cast<unsigned>(::time(nullptr));
+}
+
 // Runs the cutover binary with `args` and sends it SIGKILL after `delay`; true when the signal
 // ended it (false when it had exited first: then it must have succeeded).
 bool RunCutoverKilledAfter(const std::vector<std::string>& args, std::chrono::microseconds delay,
@@ -300,11 +308,7 @@ TEST_F(DatasyncCrashTest, PushKilledAtRandomPointsRepeatedlyStillPublishesACompl
   ASSERT_GT(writes, 50u);
   ASSERT_EQ(RunShell("rm -rf " + scratch + " " + scratch_db + "*"), 0);
 
-  // A new seed each run (CUTOVER_CRASH_SEED repeats one); failures name it.
-  const char* env_seed = std::getenv("CUTOVER_CRASH_SEED");
-  const unsigned seed = env_seed != nullptr
-                            ? static_cast<unsigned>(std::strtoul(env_seed, nullptr, 10))
-                            : static_cast<unsigned>(::time(nullptr));
+  const unsigned seed = CrashSeed();
   std::mt19937 rng(seed);
   const std::string store = dir_.Join("store"), db = dir_.Join("state.db");
   int kills = 0;
@@ -360,10 +364,7 @@ TEST_F(DatasyncCrashTest, PushAndPullKilledAtRandomMomentsResumeWithinTheInFligh
   const auto push_us = std::chrono::duration_cast<std::chrono::microseconds>(t1 - t0).count();
   const auto pull_us = std::chrono::duration_cast<std::chrono::microseconds>(t2 - t1).count();
 
-  const char* env_seed = std::getenv("CUTOVER_CRASH_SEED");
-  const unsigned seed = env_seed != nullptr
-                            ? static_cast<unsigned>(std::strtoul(env_seed, nullptr, 10))
-                            : static_cast<unsigned>(::time(nullptr));
+  const unsigned seed = CrashSeed();
   std::mt19937 rng(seed);
   const std::string store = dir_.Join("store"), db = dir_.Join("state.db");
 
