@@ -148,6 +148,15 @@ void Chunker::StartChunk() {
 }
 
 void Chunker::Feed(const uint8_t* data, size_t n, std::vector<uint64_t>* ends) {
+  while (n > 0) {
+    size_t used = FeedToCut(data, n, ends);
+    data += used;
+    n -= used;
+  }
+}
+
+size_t Chunker::FeedToCut(const uint8_t* data, size_t n, std::vector<uint64_t>* ends) {
+  const size_t given = n;
   const uint64_t warm_start = params_.min_size - 64;
   while (n > 0) {
     if (pos_ < warm_start) {
@@ -185,10 +194,8 @@ void Chunker::Feed(const uint8_t* data, size_t n, std::vector<uint64_t>* ends) {
     if (idx < take) {
       offset_ += idx + 1;
       ends->push_back(offset_);
-      data += idx + 1;
-      n -= idx + 1;
       StartChunk();
-      continue;
+      return given - n + idx + 1;
     }
     pos_ += take;
     offset_ += take;
@@ -197,8 +204,15 @@ void Chunker::Feed(const uint8_t* data, size_t n, std::vector<uint64_t>* ends) {
     if (pos_ == params_.max_size) {
       ends->push_back(offset_);
       StartChunk();
+      return given - n;
     }
   }
+  return given;
+}
+
+void Chunker::SkipChunk(uint64_t length, std::vector<uint64_t>* ends) {
+  offset_ += length;
+  ends->push_back(offset_);
 }
 
 void Chunker::Finish(std::vector<uint64_t>* ends) {

@@ -75,6 +75,20 @@ class Chunker {
   // chunk that ends inside it, in increasing order.
   void Feed(const uint8_t* data, size_t n, std::vector<uint64_t>* ends);
 
+  // Like Feed, but stops right after the first cut: returns the bytes consumed (n when no chunk
+  // ends inside data[0, n)).
+  size_t FeedToCut(const uint8_t* data, size_t n, std::vector<uint64_t>* ends);
+
+  // True between chunks: no byte of the next chunk consumed yet.
+  bool at_chunk_start() const { return pos_ == 0; }
+
+  // Consumes a whole chunk of `length` bytes without scanning it, and appends its end to *ends.
+  // The caller knows where it ends: its bytes equal those of a chunk this chunker cut before
+  // (at a chunk start), and cut points depend only on the bytes since the chunk's start. The
+  // exception is a chunk that ended at the end of its stream, not at a cut: it may be skipped
+  // only where it ends this stream too. REQUIRES: at_chunk_start(), 0 < length <= max_size.
+  void SkipChunk(uint64_t length, std::vector<uint64_t>* ends);
+
   // Ends the stream: appends the end of the last, partial chunk if it has any bytes, and resets
   // the chunker for a new stream.
   void Finish(std::vector<uint64_t>* ends);

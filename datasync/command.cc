@@ -206,6 +206,7 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
                         {"files_read", r.files_read},
                         {"files_cached", r.files_cached},
                         {"hashed_bytes", r.hashed_bytes},
+                        {"scanned_bytes", r.scanned_bytes},
                         {"skipped", r.skipped}};
   if (shard) doc["shard"] = {{"index", shard->index}, {"count", shard->count}};
   if (a.dry_run) {

@@ -195,6 +195,7 @@ class Pusher {
     result_.uploaded_objects = uploaded_objects_.load();
     result_.uploaded_bytes = uploaded_bytes_.load();
     result_.hashed_bytes = hashed_bytes_.load();
+    result_.scanned_bytes = scanned_bytes_.load();
     return Status::Ok();
   }
 
@@ -224,14 +225,25 @@ class Pusher {
     return writer->Finish();
   }
 
-  // Chunks of a file as pushed before, by fast digest: one of the same length found here has the
-  // SHA-256 it had then, which is not computed again (datasync/hash.h FastDigest).
-  using Known = std::unordered_map<FastDigest, std::pair<uint64_t, ChunkId>, FastDigestHash>;
+  // The chunks of a file as pushed before (datasync/hash.h FastDigest). A chunk cut here with
+  // the fast digest and length of one of them has the SHA-256 it had then, which is not
+  // computed again; and where the file's next chunk starts at the offset one of them started at
+  // and has its fast digest, it ends where that one ended, so it is not scanned for its cut.
+  struct Previous {
+    std::unordered_map<FastDigest, std::pair<uint64_t, ChunkId>, FastDigestHash> by_digest;
+    struct At {
+      uint64_t length;
+      FastDigest fast;
+      ChunkId id;
+      bool last;  // the file's last chunk then: it ended at the end of the file, not at a cut
+    };
+    std::unordered_map<uint64_t, At> by_offset;  // by start offset in the file
+  };
 
   // Worker: the chunk list of one file, from the files cache or by reading it; uploads its chunks.
   Status ProcessFile(Record& w) {
     Entry* e = &w.entry;
-    Known known;
+    Previous previous;
     if (opts_.state != nullptr) {
       CUTOVER_ASSIGN_OR_RETURN(auto cached, opts_.state->LookupFile(url_, e->path, w.key));
       if (cached.has_value() && cached->unchanged) {
@@ -255,31 +267,38 @@ class Pusher {
         }
       }
       if (cached.has_value() && cached->fast.size() == cached->chunks.size()) {
+        uint64_t offset = 0;
         for (size_t i = 0; i < cached->chunks.size(); ++i) {
-          known.emplace(cached->fast[i],
-                        std::make_pair(cached->chunks[i].length, cached->chunks[i].id));
+          const ChunkRef& c = cached->chunks[i];
+          previous.by_digest.emplace(cached->fast[i], std::make_pair(c.length, c.id));
+          if (!c.packed && c.length > 0 && c.length <= params_.max_size) {
+            previous.by_offset.emplace(offset, Previous::At{c.length, cached->fast[i], c.id,
+                                                            i + 1 == cached->chunks.size()});
+          }
+          offset += c.length;
         }
       }
     }
     ++files_read_;
     int fd = ::open(FullPath(w).c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return Status::IoError(Errno("cannot open", FullPath(w)));
-    Status s = ChunkAndUpload(fd, w, e, known);
+    Status s = ChunkAndUpload(fd, w, e, previous);
     ::close(fd);
     return s;
   }
 
   // One pass over an open file: each chunk is cut as it is read, named (its SHA-256, unless
-  // `known` has it) and uploaded from the same buffer (at most max size + one read in memory). A
-  // file that is one chunk below min size is left for a pack (kSmall). The file must still match
-  // its walk stat afterwards, so what was uploaded is the file as the snapshot describes it.
-  Status ChunkAndUpload(int fd, Record& w, Entry* e, const Known& known) {
+  // `previous` has it) and uploaded from the same buffer (at most max size + one read in memory).
+  // A file that is one chunk below min size is left for a pack (kSmall). The file must still
+  // match its walk stat afterwards, so what was uploaded is the file as the snapshot describes it.
+  Status ChunkAndUpload(int fd, Record& w, Entry* e, const Previous& previous) {
     ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
     Chunker chunker(params_);
     std::vector<uint64_t> ends;  // stream offsets where cut chunks end
-    // The file's bytes from the start of the current chunk: pending[0, held). Fewer than max
-    // size bytes stay after each cut, so a read always fits. One buffer per worker thread, kept
-    // from file to file and never zero-filled (pages are touched only as far as files reach).
+    // The file's bytes from the start of the current chunk: pending[base, held), of which the
+    // chunker has consumed pending[base, fed). A read first moves them to the front; fewer than
+    // max size bytes are there then, so it always fits. One buffer per worker thread, kept from
+    // file to file and never zero-filled (pages are touched only as far as files reach).
     thread_local std::unique_ptr<char[]> buffer;
     thread_local size_t capacity = 0;
     if (capacity < params_.max_size + kChunkFileReadBytes) {
@@ -287,50 +306,89 @@ class Pusher {
       buffer.reset(new char[capacity]);
     }
     char* const pending = buffer.get();
-    size_t held = 0;
+    size_t base = 0, held = 0, fed = 0;
     uint64_t pending_offset = 0, read_total = 0;
-    // Names the chunks ending at `ends` (their bytes lie in `pending`) and uploads them unless
-    // told not to, then drops their bytes.
-    auto take = [&](bool upload) -> Status {
-      uint64_t start = pending_offset;
-      for (uint64_t end : ends) {
-        const uint64_t length = end - start;
-        std::string_view bytes(pending + (start - pending_offset), length);
-        const FastDigest fast = FastDigestOf(bytes.data(), bytes.size());
-        ChunkId id;
-        auto k = known.find(fast);
-        if (k != known.end() && k->second.first == length) {
-          id = k->second.second;
-        } else {
-          id = Sha256Of(bytes);
-          hashed_bytes_ += length;
-        }
-        e->chunks.push_back(ChunkRef{id, length, false, {}, 0});
-        e->size += length;
-        w.fast.push_back(fast);
-        if (upload) {
-          CUTOVER_RETURN_IF_ERROR(Upload(ChunkKey(id), bytes));
-          if (opts_.on_confirmed) opts_.on_confirmed(length);
-        }
-        start = end;
+    bool eof = false;
+    auto read_more = [&]() -> Status {
+      if (base > 0) {
+        std::memmove(pending, pending + base, held - base);
+        held -= base;
+        fed -= base;
+        base = 0;
       }
-      const size_t used = static_cast<size_t>(start - pending_offset);
-      std::memmove(pending, pending + used, held - used);
-      held -= used;
-      pending_offset = start;
+      for (;;) {
+        ssize_t got = ::read(fd, pending + held, kChunkFileReadBytes);
+        if (got < 0 && errno == EINTR) continue;
+        if (got < 0) return Status::IoError(Errno("cannot read", FullPath(w)));
+        if (got == 0) eof = true;
+        held += static_cast<size_t>(got);
+        read_total += static_cast<uint64_t>(got);
+        return Status::Ok();
+      }
+    };
+    // Names the chunk pending[base, base + length) (`known` when a previous chunk had its bytes)
+    // and uploads it unless told not to, then drops its bytes.
+    auto take_one = [&](uint64_t length, const FastDigest& fast, const ChunkId* known,
+                        bool upload) -> Status {
+      std::string_view bytes(pending + base, length);
+      ChunkId id;
+      auto k = previous.by_digest.find(fast);
+      if (known != nullptr) {
+        id = *known;
+      } else if (k != previous.by_digest.end() && k->second.first == length) {
+        id = k->second.second;
+      } else {
+        id = Sha256Of(bytes);
+        hashed_bytes_ += length;
+      }
+      e->chunks.push_back(ChunkRef{id, length, false, {}, 0});
+      e->size += length;
+      w.fast.push_back(fast);
+      if (upload) {
+        CUTOVER_RETURN_IF_ERROR(Upload(ChunkKey(id), bytes));
+        if (opts_.on_confirmed) opts_.on_confirmed(length);
+      }
+      base += length;
+      pending_offset += length;
+      return Status::Ok();
+    };
+    auto take = [&](bool upload) -> Status {
+      for (uint64_t end : ends) {
+        const uint64_t length = end - pending_offset;
+        CUTOVER_RETURN_IF_ERROR(
+            take_one(length, FastDigestOf(pending + base, length), nullptr, upload));
+      }
       ends.clear();
       return Status::Ok();
     };
     for (;;) {
-      const size_t old = held;
-      ssize_t got = ::read(fd, pending + old, kChunkFileReadBytes);
-      if (got < 0 && errno == EINTR) continue;
-      if (got < 0) return Status::IoError(Errno("cannot read", FullPath(w)));
-      if (got == 0) break;
-      held += static_cast<size_t>(got);
-      read_total += static_cast<uint64_t>(got);
-      chunker.Feed(reinterpret_cast<const uint8_t*>(pending + old), static_cast<size_t>(got),
-                   &ends);
+      // At a chunk start where the last push had a chunk start too: if the bytes are that
+      // chunk's, so is the cut.
+      auto p = chunker.at_chunk_start() ? previous.by_offset.find(pending_offset)
+                                        : previous.by_offset.end();
+      if (p != previous.by_offset.end() &&
+          (!p->second.last || pending_offset + p->second.length == w.key.size)) {
+        while (!eof && held - base < p->second.length) CUTOVER_RETURN_IF_ERROR(read_more());
+        if (held - base >= p->second.length) {
+          const FastDigest fast = FastDigestOf(pending + base, p->second.length);
+          if (fast == p->second.fast) {
+            chunker.SkipChunk(p->second.length, &ends);
+            ends.clear();
+            fed = base + p->second.length;
+            CUTOVER_RETURN_IF_ERROR(take_one(p->second.length, fast, &p->second.id, true));
+            continue;
+          }
+        }
+      }
+      if (fed == held) {
+        if (eof) break;
+        CUTOVER_RETURN_IF_ERROR(read_more());
+        continue;
+      }
+      const size_t used =
+          chunker.FeedToCut(reinterpret_cast<const uint8_t*>(pending + fed), held - fed, &ends);
+      fed += used;
+      scanned_bytes_ += used;
       CUTOVER_RETURN_IF_ERROR(take(/*upload=*/true));
     }
     chunker.Finish(&ends);
@@ -386,13 +444,10 @@ class Pusher {
     CUTOVER_ASSIGN_OR_RETURN(bool have, Present(key));
     if (have) return Status::Ok();
     if (!opts_.dry_run) {
+      // Put returning OK is the store's confirmation (Store::Put: durable once it returns); no
+      // HEAD after it, which cost one request per object.
       CUTOVER_RETURN_IF_ERROR(store_.Put(key, bytes));
       CUTOVER_FAILPOINT("push.chunk_put.after");
-      CUTOVER_ASSIGN_OR_RETURN(bool now, store_.Exists(key));
-      if (!now) {
-        return Status::Unavailable("store " + url_ + " does not hold " + key +
-                                   " after uploading it; the manifest is not published");
-      }
       if (opts_.state != nullptr) CUTOVER_RETURN_IF_ERROR(opts_.state->RecordConfirmed(url_, key));
       MarkConfirmed(key);
     }
@@ -506,7 +561,8 @@ class Pusher {
   std::unique_ptr<EntrySpool> walked_, done_;  // the walk's entries; the processed ones
   uint64_t total_bytes_ = 0;
   std::atomic<uint64_t> files_read_{0}, files_cached_{0}, journal_hits_{0};
-  std::atomic<uint64_t> uploaded_objects_{0}, uploaded_bytes_{0}, hashed_bytes_{0};
+  std::atomic<uint64_t> uploaded_objects_{0}, uploaded_bytes_{0}, hashed_bytes_{0},
+      scanned_bytes_{0};
   std::mutex mu_;
   std::unordered_set<std::string> confirmed_;  // keys known stored (guarded by mu_)
   std::unordered_set<std::string> claimed_;    // keys some worker uploads (guarded by mu_)

@@ -17,7 +17,11 @@
 //     most what was in flight (jobs x max chunk size);
 //   - dry_run: nothing is written to the store or the state; the result says what would be sent;
 //   - the manifest is published last, and only after every chunk and pack it names is confirmed
-//     present (this run's Head, or the journal);
+//     present (this run's Exists or successful Put, or the journal);
+//   - with a state, a changed file's chunks that have the fast digest of the last push's chunk
+//     of the same length are not SHA-256'd again, and where such a chunk starts at the offset
+//     the old one started at, it is not scanned for its cut either (datasync/chunker.h
+//     SkipChunk): an in-place edit costs a read of the file and a scan of the chunks it touched;
 //   - a push holds a "push" store lock (datasync/store_lock.h) from before it looks at the store
 //     until the manifest is published, so gc deletes nothing it relies on; a push whose lock
 //     lapsed does not publish; a journal older than the store's gc epoch is dropped first;
@@ -76,6 +80,8 @@ struct PushResult {
   uint64_t files_read = 0;           // files read from disk (not taken from the files cache)
   uint64_t files_cached = 0;         // files whose chunk list came from the files cache
   uint64_t hashed_bytes = 0;         // file bytes SHA-256'd (the rest: known by fast digest)
+  uint64_t scanned_bytes = 0;        // file bytes the chunker looked through for cut points (the
+                                     // rest: chunks known to end where they ended last time)
   uint64_t journal_hits = 0;         // objects skipped because the journal confirmed them
   std::vector<std::string> skipped;  // "path (socket)" for each special file left out
 };

@@ -181,6 +181,44 @@ TEST(ChunkerTest, BoundariesDoNotDependOnHowTheStreamIsFed) {
   EXPECT_EQ(Ends(small, part, 333), ref_small);
 }
 
+// FeedToCut stops right after each cut; fed that way, and with every other chunk skipped by
+// its known length, the chunker cuts exactly where Feed does.
+TEST(ChunkerTest, FeedToCutAndSkipChunkCutWhereFeedDoes) {
+  ChunkerParams small{256, 1024, 8192};
+  auto data = RandomBytes(2 << 20, 5);
+  auto ref = Ends(small, data, 1 << 20);
+  ASSERT_GT(ref.size(), 1000u);
+  for (size_t piece : {size_t{1000}, size_t{100000}, data.size()}) {
+    Chunker c(small);
+    std::vector<uint64_t> ends;
+    size_t skipped = 0;
+    for (size_t off = 0; off < data.size();) {
+      std::vector<uint64_t> one;
+      if (c.at_chunk_start() && ends.size() % 2 == 1 && ends.size() < ref.size() - 1) {
+        const uint64_t length = ref[ends.size()] - off;  // the next chunk, known from `ref`
+        c.SkipChunk(length, &one);
+        ASSERT_EQ(one.size(), 1u);
+        off += length;
+        ++skipped;
+      } else {
+        size_t n = std::min(piece, data.size() - off);
+        size_t used = c.FeedToCut(data.data() + off, n, &one);
+        ASSERT_GT(used, 0u);
+        ASSERT_LE(used, n);
+        ASSERT_LE(one.size(), 1u);
+        if (!one.empty()) {
+          EXPECT_EQ(one[0], off + used);  // it stopped right after the cut
+        }
+        off += used;
+      }
+      ends.insert(ends.end(), one.begin(), one.end());
+    }
+    c.Finish(&ends);
+    EXPECT_EQ(ends, ref) << "piece " << piece;
+    EXPECT_GT(skipped, ref.size() / 3);
+  }
+}
+
 TEST(ChunkerTest, InsertingNearTheStartChangesOnlyTheFirstChunks) {
   auto data = RandomBytes(k32MiB, 3);
   ChunkerParams p;
