@@ -420,6 +420,7 @@ class Pusher {
         return true;
       }
     }
+    if (store_was_empty_) return false;
     CUTOVER_ASSIGN_OR_RETURN(bool have, store_.Exists(key));
     if (have) {
       if (opts_.state != nullptr && !opts_.dry_run) {
@@ -551,6 +552,7 @@ class Pusher {
   PushResult result_;
   TreeDigest tree_;  // the whole tree, every shard's entries
   bool trust_journal_ = true;  // false: the journal predates the store's last gc
+  bool store_was_empty_ = false;  // this push created the store (wrote its config)
 
  private:
   std::string src_;
@@ -587,6 +589,7 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
     return Status::NotFound(src_dir + " is not a directory");  // push and plan alike
   }
   ChunkerParams params = opts.chunker;
+  bool created = false;  // this push wrote the store's config: the store was empty
   if (opts.dry_run) {
     auto have = ReadStoreConfig(store);
     if (have.ok()) {
@@ -595,7 +598,7 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
       return have.status();
     }
   } else {
-    CUTOVER_ASSIGN_OR_RETURN(params, EnsureStoreConfig(store, opts.chunker));
+    CUTOVER_ASSIGN_OR_RETURN(params, EnsureStoreConfig(store, opts.chunker, &created));
   }
   // The lock keeps gc from deleting what this push finds already stored, until it publishes.
   std::unique_ptr<StoreLock> lock;
@@ -607,7 +610,7 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
     // Read under the lock, so no gc runs between this and the publish.
     CUTOVER_ASSIGN_OR_RETURN(std::string epoch, ReadGcEpoch(store));
     CUTOVER_ASSIGN_OR_RETURN(std::string journal_epoch, opts.state->JournalEpoch(store.Url()));
-    if (epoch != journal_epoch) {
+    if (epoch != journal_epoch || created) {  // (a new store at a URL an old one had)
       if (opts.dry_run) {
         p.trust_journal_ = false;
       } else {
@@ -615,6 +618,9 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
       }
     }
   }
+  // Nothing in a store this push created is there unless this push (or one running beside it,
+  // which puts the same bytes under the same key) put it: no existence checks.
+  p.store_was_empty_ = created;
   CUTOVER_RETURN_IF_ERROR(p.LoadPrevious(snapshot_key));
   if (publish_key != snapshot_key) CUTOVER_RETURN_IF_ERROR(p.LoadPrevious(publish_key));
   p.manifest_.name = opts.name;

@@ -3,7 +3,9 @@
 //
 // Rules:
 //   - every regular file is chunked (FastCDC) and each chunk hashed with SHA-256;
-//   - a chunk is uploaded only when the store lacks it (Exists first);
+//   - a chunk is uploaded only when the store lacks it (Exists first; a store whose config this
+//     push wrote held nothing, so it is not asked, and the journal of an older store at the
+//     same URL is dropped);
 //   - files smaller than the chunker's min size are packed together into pack objects of at most
 //     max size, so a tree of small files costs one PUT per pack, not per file; a small file whose
 //     bytes the previous snapshot of the same name already holds in a pack reuses that place;

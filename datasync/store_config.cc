@@ -53,7 +53,8 @@ Result<ChunkerParams> ReadStoreConfig(Store& store) {
   return p;
 }
 
-Result<ChunkerParams> EnsureStoreConfig(Store& store, const ChunkerParams& params) {
+Result<ChunkerParams> EnsureStoreConfig(Store& store, const ChunkerParams& params, bool* created) {
+  if (created != nullptr) *created = false;
   auto have = ReadStoreConfig(store);
   if (have.ok()) {
     if (!(*have == params)) {
@@ -73,6 +74,7 @@ Result<ChunkerParams> EnsureStoreConfig(Store& store, const ChunkerParams& param
                         {"hash", "sha256"},
                         {"encryption", false}};
   CUTOVER_RETURN_IF_ERROR(store.Put(kConfigKey, doc.dump()));
+  if (created != nullptr) *created = true;
   return params;
 }
 

@@ -22,10 +22,12 @@ inline constexpr int kStoreFormat = 1;
 // newer than this cutover, or uses a hash or encryption this build does not have.
 Result<ChunkerParams> ReadStoreConfig(Store& store);
 
-// Returns the store's chunker parameters: writes a config with `params` when the store has none;
+// Returns the store's chunker parameters: writes a config with `params` when the store has none
+// (and sets *created, when given: a store without a config holds no chunk or pack yet);
 // FailedPrecondition "store <url> was created with chunker min/avg/max A/B/C, not X/Y/Z" when it
 // has another.
-Result<ChunkerParams> EnsureStoreConfig(Store& store, const ChunkerParams& params);
+Result<ChunkerParams> EnsureStoreConfig(Store& store, const ChunkerParams& params,
+                                        bool* created = nullptr);
 
 }  // namespace cutover
 

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -403,6 +404,50 @@ TEST_F(PushPullTest, ManifestIsPublishedLastAfterEveryChunkIsConfirmed) {
   ASSERT_TRUE(failpoint::Configure("").ok());
   EXPECT_EQ(failed.status().message(), "failpoint push.manifest_put.before");
   EXPECT_EQ(*(*s2)->Exists("snapshots/snap"), false);
+}
+
+// A push that creates the store asks it about no chunk or pack: an empty store holds none. The
+// next push into it asks (another push may have put what it needs).
+TEST_F(PushPullTest, APushThatCreatesTheStoreAsksItNothing) {
+  RecordingStore rec(*store_);
+  ASSERT_TRUE(DoPush(rec).ok());
+  auto asked = [&] {
+    return std::count_if(rec.calls.begin(), rec.calls.end(), [](const std::string& c) {
+      return c.starts_with("head chunks/") || c.starts_with("head packs/");
+    });
+  };
+  EXPECT_EQ(asked(), 0);
+  EXPECT_GT(std::count_if(rec.calls.begin(), rec.calls.end(),
+                          [](const std::string& c) { return c.starts_with("put chunks/"); }),
+            2);
+  rec.calls.clear();
+  Write(src_ + "/data/new.bin", Random(100000, 9));
+  ASSERT_TRUE(DoPush(rec).ok());
+  EXPECT_GT(asked(), 0);
+}
+
+// A store removed and made again at the same URL is empty, whatever the journal of the old one
+// says: the push uploads everything again, and the snapshot restores.
+TEST_F(PushPullTest, ANewStoreAtAnOldStoresUrlGetsEveryChunk) {
+  auto state = DatasyncState::Open(dir_.Join("state.db"));
+  ASSERT_TRUE(state.ok()) << state.status().ToString();
+  PushOptions opts{"snap", kSmall};
+  opts.state = state->get();
+  auto first = Push(src_, *store_, opts);
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  std::filesystem::remove_all(dir_.Join("store"));
+  auto again = FileStore::Open("file://" + dir_.Join("store"));
+  ASSERT_TRUE(again.ok());
+  store_ = std::move(again).value();
+  auto second = Push(src_, *store_, opts);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->uploaded_objects, first->uploaded_objects);
+  EXPECT_EQ(second->uploaded_bytes, first->uploaded_bytes);
+  auto pulled = Pull(*store_, "snap", dir_.Join("dest"));
+  ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
+  auto want = Tree(src_);
+  want.erase("data/fifo");
+  EXPECT_EQ(Tree(dir_.Join("dest")), want);
 }
 
 // A store that runs `hook` once, on the first chunk Put.
