@@ -31,7 +31,25 @@ ChunkId Sha256Stream::Final() {
   return id;
 }
 
+#if defined(CUTOVER_FAST_DIGEST_AVX2)
+namespace internal {
+void FastDigestAvx2(const void* data, size_t n, uint8_t out[16]);  // fast_digest_avx2.cc
+}  // namespace internal
+#endif
+
 FastDigest FastDigestOf(const void* data, size_t n) {
+#if defined(CUTOVER_FAST_DIGEST_AVX2)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    FastDigest d;
+    internal::FastDigestAvx2(data, n, d.data());
+    return d;
+  }
+#endif
+  return FastDigestPortable(data, n);
+}
+
+FastDigest FastDigestPortable(const void* data, size_t n) {
   const XXH128_hash_t h = XXH3_128bits(data, n);
   FastDigest d;
   std::memcpy(d.data(), &h.low64, 8);

@@ -28,7 +28,8 @@ using ChunkId = std::array<uint8_t, 32>;
 // pushed before, byte for byte with overwhelming probability, without computing their SHA-256
 // again (XXH3 runs at memory speed, SHA-256 at about 1.5 GB/s a core). Nothing else trusts it.
 using FastDigest = std::array<uint8_t, 16>;
-FastDigest FastDigestOf(const void* data, size_t n);
+FastDigest FastDigestOf(const void* data, size_t n);        // AVX2 where the CPU has it
+FastDigest FastDigestPortable(const void* data, size_t n);  // the same digest, baseline x86-64
 
 struct FastDigestHash {
   size_t operator()(const FastDigest& d) const noexcept {
