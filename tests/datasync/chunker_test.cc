@@ -139,6 +139,102 @@ TEST(ChunkerTest, FastScanAgreesWithPlainLoop) {
   }
 }
 
+// A 64-byte window whose Gear hash hits `mask`. The hash after a byte depends only on the 64
+// bytes ending there, so the window planted anywhere makes that position a hit.
+std::vector<uint8_t> HitWindow(uint64_t mask, uint64_t seed) {
+  auto pool = RandomBytes(64 << 20, seed);
+  uint64_t h = 0;
+  size_t off = 0;
+  while (off < pool.size()) {
+    size_t at = off + GearScanScalar(pool.data() + off, pool.size() - off, &h, mask);
+    if (at >= 63 && at < pool.size()) return {pool.begin() + (at - 63), pool.begin() + at + 1};
+    off = at + 1;
+  }
+  ADD_FAILURE() << "no window hits mask " << mask;
+  return std::vector<uint8_t>(64);
+}
+
+// Changes bytes of `data` until a plain scan from hash 0 finds no hit in it.
+void ScrubHits(std::vector<uint8_t>* data, uint64_t mask) {
+  for (int fixes = 0; fixes < 100000; ++fixes) {
+    uint64_t h = 0;
+    size_t at = GearScanScalar(data->data(), data->size(), &h, mask);
+    if (at == data->size()) return;
+    (*data)[at] = static_cast<uint8_t>((*data)[at] + 1);
+  }
+  ADD_FAILURE() << "could not scrub hits of mask " << mask;
+}
+
+// The fast scan splits a range into blocks of 8 lanes of a few sizes (128 bytes and some larger
+// multiples of it) and rescans part of a block when a later lane hits first. Plant hits right at
+// and beside those edges, alone and in pairs where the later hit in the stream is met first by the
+// lanes, and check the fast scan against the plain loop, hash included.
+TEST(ChunkerTest, FastScanAgreesWithPlainLoopAtLaneEdges) {
+  const size_t kSize = 3 * 65536 + 4096;
+  std::mt19937_64 rng(12);
+  for (int bits : {8, 13, 18, 22}) {
+    const uint64_t mask = SpreadMask(bits);
+    const std::vector<uint8_t> window = HitWindow(mask, 100 + static_cast<uint64_t>(bits));
+    ASSERT_EQ(window.size(), 64u);
+    std::vector<uint8_t> clean = RandomBytes(kSize, 200 + static_cast<uint64_t>(bits));
+    ScrubHits(&clean, mask);
+    auto plant = [&](std::vector<uint8_t>* d, size_t at) {
+      std::copy(window.begin(), window.end(), d->begin() + static_cast<long>(at - 63));
+    };
+    auto check = [&](const std::vector<uint8_t>& d, size_t n, uint64_t h0, size_t want,
+                     int* exact) {
+      uint64_t ha = h0, hb = h0;
+      size_t a = GearScan(d.data(), n, &ha, mask);
+      size_t b = GearScanScalar(d.data(), n, &hb, mask);
+      ASSERT_EQ(a, b) << "bits " << bits << " want " << want << " n " << n;
+      ASSERT_EQ(ha, hb) << "bits " << bits << " want " << want << " n " << n;
+      ASSERT_LE(b, want) << "bits " << bits << " n " << n;  // the planted hit is found
+      *exact += b == want;
+    };
+    // One hit at or beside each edge of every lane size, the range ending at or after it.
+    int cases = 0, exact = 0;
+    for (size_t unit : {128, 1024, 8192, 65536}) {
+      for (size_t edge = unit; edge + 128 < kSize && edge <= 16 * unit; edge += unit) {
+        for (size_t at : {edge - 1, edge, edge + 1, edge + 63, edge + 64, edge + 127}) {
+          std::vector<uint8_t> d = clean;
+          plant(&d, at);
+          // Ranges ending at the hit, just after it, at the end of the 8-lane block of `unit`
+          // lanes around it (so that those lanes are the ones that meet it), and further on.
+          const size_t block_end = (at / (8 * unit) + 1) * (8 * unit);
+          for (size_t n : {at + 1, at + 2, block_end, at + 1 + rng() % 70000}) {
+            n = std::min(n, d.size());
+            for (uint64_t h0 : {uint64_t{0}, uint64_t{0xfedcba9876543210}}) {
+              ASSERT_NO_FATAL_FAILURE(check(d, n, h0, at, &exact));
+              ++cases;
+            }
+          }
+        }
+      }
+    }
+    EXPECT_GE(exact * 2, cases) << "bits " << bits << ": planted hits mostly not first";
+    // Two hits: the first in the stream at a later step of its lane than the second.
+    cases = exact = 0;
+    for (size_t unit : {128, 1024, 8192}) {
+      for (int t = 0; t < 40; ++t) {
+        size_t lane1 = rng() % 7, lane2 = lane1 + 1 + rng() % (7 - lane1);
+        size_t step2 = rng() % (unit / 2);
+        size_t step1 = step2 + 1 + rng() % (unit - step2 - 1);
+        if (t % 4 == 0) step1 = unit - 1;  // the first hit on its lane's last byte
+        if (t % 4 == 1) step1 = unit - 1, step2 = unit - 2;  // ... just after the second's step
+        size_t first = lane1 * unit + step1, second = lane2 * unit + step2;
+        if (first < 63 || second < first + 64) continue;  // the windows must not overlap
+        std::vector<uint8_t> d = clean;
+        plant(&d, first);
+        plant(&d, second);
+        ASSERT_NO_FATAL_FAILURE(check(d, d.size(), 0, first, &exact));
+        ++cases;
+      }
+    }
+    EXPECT_GT(cases, 60) << bits;
+    EXPECT_GE(exact * 2, cases) << "bits " << bits << ": planted hits mostly not first";
+  }
+}
+
 TEST(ChunkerTest, SizesStayWithinBoundsAndAverageNearTarget) {
   auto data = RandomBytes(k32MiB, 1);
   for (const ChunkerParams& p : {ChunkerParams{}, ChunkerParams{2048, 8192, 65536}}) {
