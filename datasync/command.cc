@@ -13,6 +13,7 @@
 #include "core/progress.h"
 #include "core/units.h"
 #include "datasync/check.h"
+#include "datasync/encrypted_store.h"
 #include "datasync/gc.h"
 #include "datasync/manifest.h"
 #include "datasync/pull.h"
@@ -20,6 +21,7 @@
 #include "datasync/shard.h"
 #include "datasync/state.h"
 #include "datasync/store.h"
+#include "datasync/store_config.h"
 #include "datasync/verify.h"
 
 namespace cutover {
@@ -33,6 +35,10 @@ struct StoreFlags {
   std::string cacert;
   bool insecure = false;
   std::string bwlimit;  // push, pull and verify only: total bytes/s over every transfer
+  std::string encrypt;  // the key file of an encrypted store
+  // The command reads snapshots or chunks (has --encrypt): the store's config is checked against
+  // --encrypt when the store is opened.
+  bool takes_encrypt = false;
 };
 
 void AddStoreFlags(CLI::App* app, StoreFlags* f) {
@@ -55,6 +61,17 @@ void AddBwlimitFlag(CLI::App* app, StoreFlags* f) {
   app->add_option("--bwlimit", f->bwlimit,
                   "Cap the total store traffic of this command over all its transfers, e.g. 100M "
                   "(bytes/s) or 1Gbit (bits/s); HTTP and S3 stores only");
+}
+
+// --encrypt, for every command that reads or writes snapshots or chunks.
+void AddEncryptFlag(CLI::App* app, StoreFlags* f) {
+  f->takes_encrypt = true;
+  app->add_option("--encrypt", f->encrypt,
+                  "Client-side encryption with the key in KEYFILE (32 random bytes or 64 hex "
+                  "digits, chmod 600; make one with head -c 32 /dev/urandom): objects are "
+                  "AES-256-GCM, chunk names keyed HMAC-SHA-256. Only a new store can be "
+                  "encrypted; every later command on it needs the same key")
+      ->option_text("KEYFILE");
 }
 
 std::string EnvOr(const char* a, const char* b) {
@@ -103,7 +120,19 @@ Result<std::unique_ptr<Store>> OpenStoreWith(const std::string& url, const Store
     o.http.rate_limit = std::make_shared<RateLimiter>(bw);
   }
   o.jobs = jobs;
-  return OpenStore(url, o);
+  // The key is read before the store is touched, so a bad key file costs no request.
+  std::optional<EncryptionKey> key;
+  if (!f.encrypt.empty()) {
+    CUTOVER_ASSIGN_OR_RETURN(key, EncryptionKey::FromFile(f.encrypt));
+  }
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(url, o));
+  if (!f.takes_encrypt) return store;
+  if (key.has_value()) store = EncryptStore(std::move(store), *key);
+  // The config says whether the store is encrypted, and with which key: a mismatch is refused
+  // here, before anything is read or written (a store with no config yet is new).
+  Result<ChunkerParams> config = ReadStoreConfig(*store);
+  if (!config.ok() && config.status().code() != Code::kNotFound) return config.status();
+  return store;
 }
 
 struct PushArgs {
@@ -633,6 +662,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
                 "Push only shard I of N (e.g. 2/4: the entries whose path hashes to 2), as a part "
                 "that `datasync merge` publishes once all N are pushed; run one per machine");
   AddStoreFlags(p, &push->store_flags);
+  AddEncryptFlag(p, &push->store_flags);
   AddBwlimitFlag(p, &push->store_flags);
   SetCommand(p, ctx, [&ctx, push]() { return RunPush(ctx.global, *push); });
 
@@ -647,6 +677,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   l->add_flag("--dry-run", pull->dry_run,
               "Say what would be downloaded and what DEST's files already hold; write nothing");
   AddStoreFlags(l, &pull->store_flags);
+  AddEncryptFlag(l, &pull->store_flags);
   AddBwlimitFlag(l, &pull->store_flags);
   SetCommand(l, ctx, [&ctx, pull]() { return RunPull(ctx.global, *pull); });
 
@@ -657,6 +688,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   v->add_option("DEST_DIR", ver->dest, "Also compare this directory with the snapshot");
   v->add_option("--jobs", ver->jobs, "Parallel reads (default 8)")->check(CLI::Range(1, 256));
   AddStoreFlags(v, &ver->store_flags);
+  AddEncryptFlag(v, &ver->store_flags);
   AddBwlimitFlag(v, &ver->store_flags);
   SetCommand(v, ctx, [&ctx, ver]() { return RunVerify(ctx.global, *ver); });
 
@@ -671,12 +703,14 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   pl->add_option("--chunk-max", plan->max, "Maximum chunk size in bytes");
   pl->add_option("--jobs", plan->jobs, "Parallel workers (default 8)")->check(CLI::Range(1, 256));
   AddStoreFlags(pl, &plan->store_flags);
+  AddEncryptFlag(pl, &plan->store_flags);
   SetCommand(pl, ctx, [&ctx, plan]() { return RunPlan(ctx.global, *plan); });
 
   auto ls_args = std::make_shared<LsArgs>();
   CLI::App* ls = cmd->add_subcommand("ls", "List a store's snapshots");
   ls->add_option("STORE", ls_args->store, "Store URL")->required();
   AddStoreFlags(ls, &ls_args->store_flags);
+  AddEncryptFlag(ls, &ls_args->store_flags);
   SetCommand(ls, ctx, [&ctx, ls_args]() { return RunLs(ctx.global, *ls_args); });
 
   auto check = std::make_shared<CheckArgs>();
@@ -710,6 +744,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   gcc->add_option("--jobs", gc->jobs, "Parallel deletes (default 8)")->check(CLI::Range(1, 256));
   gcc->add_flag("--dry-run", gc->dry_run, "Say what would be deleted; take no lock, delete nothing");
   AddStoreFlags(gcc, &gc->store_flags);
+  AddEncryptFlag(gcc, &gc->store_flags);
   SetCommand(gcc, ctx, [&ctx, gc]() { return RunGc(ctx.global, *gc); });
   auto merge = std::make_shared<MergeArgs>();
   CLI::App* mg = cmd->add_subcommand(
@@ -721,6 +756,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   mg->add_flag("--keep-parts", merge->keep_parts, "Leave the parts in the store");
   mg->add_flag("--dry-run", merge->dry_run, "Check the parts and count; write nothing");
   AddStoreFlags(mg, &merge->store_flags);
+  AddEncryptFlag(mg, &merge->store_flags);
   SetCommand(mg, ctx, [&ctx, merge]() { return RunMerge(ctx.global, *merge); });
 }
 

@@ -68,7 +68,8 @@ Result<GcResult> CollectGarbage(Store& store, const GcOptions& options) {
     ++out.snapshots;
     for (const Entry& e : m->entries) {
       for (const ChunkRef& c : e.chunks) {
-        referenced.emplace(c.packed ? PackKey(c.pack) : ChunkKey(c.id), false);
+        referenced.emplace(c.packed ? store.Names().Pack(c.pack) : store.Names().Chunk(c.id),
+                           false);
       }
     }
   }

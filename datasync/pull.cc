@@ -129,8 +129,9 @@ class Puller {
   }
 
   Result<std::string> FetchChunk(const Entry& e, const ChunkRef& c) {
-    Result<std::string> bytes = c.packed ? store_.GetRange(PackKey(c.pack), c.pack_offset, c.length)
-                                         : store_.Get(ChunkKey(c.id));
+    Result<std::string> bytes =
+        c.packed ? store_.GetRange(store_.Names().Pack(c.pack), c.pack_offset, c.length)
+                 : store_.Get(store_.Names().Chunk(c.id));
     if (!bytes.ok()) {
       if (bytes.status().code() == Code::kCorruption || bytes.status().code() == Code::kNotFound) {
         return Status::Corruption("pull: file " + e.path + ": chunk " + ToHex(c.id) + ": " +

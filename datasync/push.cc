@@ -251,7 +251,8 @@ class Pusher {
         bool present = true;
         for (const ChunkRef& c : cached->chunks) {
           size += c.length;
-          CUTOVER_ASSIGN_OR_RETURN(bool have, Present(c.packed ? PackKey(c.pack) : ChunkKey(c.id)));
+          CUTOVER_ASSIGN_OR_RETURN(bool have, Present(c.packed ? store_.Names().Pack(c.pack)
+                                                               : store_.Names().Chunk(c.id)));
           if (!have) {
             present = false;
             break;
@@ -345,7 +346,7 @@ class Pusher {
       e->size += length;
       w.fast.push_back(fast);
       if (upload) {
-        CUTOVER_RETURN_IF_ERROR(Upload(ChunkKey(id), bytes));
+        CUTOVER_RETURN_IF_ERROR(Upload(store_.Names().Chunk(id), bytes));
         if (opts_.on_confirmed) opts_.on_confirmed(length);
       }
       base += length;
@@ -463,7 +464,7 @@ class Pusher {
     ChunkRef* ref = &w.entry.chunks[0];
     auto prev = previous_.find(ref->id);
     if (prev != previous_.end()) {
-      CUTOVER_ASSIGN_OR_RETURN(bool have, Present(PackKey(prev->second.pack)));
+      CUTOVER_ASSIGN_OR_RETURN(bool have, Present(store_.Names().Pack(prev->second.pack)));
       if (have) {
         *ref = prev->second;
         if (opts_.on_confirmed) opts_.on_confirmed(ref->length);
@@ -501,7 +502,7 @@ class Pusher {
     if (pack_.empty()) return Status::Ok();
     ChunkId pack_id = Sha256Of(pack_);
     pack_ids_.push_back(pack_id);
-    std::string key = PackKey(pack_id);
+    std::string key = store_.Names().Pack(pack_id);
     auto bytes = std::make_shared<std::string>(std::move(pack_));
     pool.Submit([this, key, bytes, file_bytes = pack_file_bytes_]() -> Status {
       CUTOVER_RETURN_IF_ERROR(Upload(key, *bytes));

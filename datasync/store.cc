@@ -1,5 +1,9 @@
 #include "datasync/store.h"
 
+#include <openssl/crypto.h>
+
+#include "core/sha256.h"
+
 #include "datasync/file_store.h"
 #include "datasync/s3_store.h"
 #include "datasync/webdav_store.h"
@@ -18,6 +22,29 @@ bool KeyChar(char c) {
 }
 
 }  // namespace
+
+ObjectNames::ObjectNames(const std::array<uint8_t, 32>& name_key) : keyed_(true), key_(name_key) {}
+
+ObjectNames::~ObjectNames() { OPENSSL_cleanse(key_.data(), key_.size()); }
+
+std::string ObjectNames::Chunk(const ChunkId& id) const {
+  if (!keyed_) return ChunkKey(id);
+  std::string_view k(reinterpret_cast<const char*>(key_.data()), key_.size());
+  return ChunkKey(
+      HmacSha256(k, std::string_view(reinterpret_cast<const char*>(id.data()), id.size())));
+}
+
+std::string ObjectNames::Pack(const ChunkId& id) const {
+  if (!keyed_) return PackKey(id);
+  std::string_view k(reinterpret_cast<const char*>(key_.data()), key_.size());
+  return PackKey(
+      HmacSha256(k, std::string_view(reinterpret_cast<const char*>(id.data()), id.size())));
+}
+
+const ObjectNames& Store::Names() const {
+  static const ObjectNames* plain = new ObjectNames();
+  return *plain;
+}
 
 Result<bool> Store::Exists(std::string_view key) {
   auto r = Head(key);

@@ -11,6 +11,8 @@
 //                                (datasync/shard.h)
 //   chunks/ab/cd/<64 hex>        one chunk, spread over 65,536 prefixes by its first 4 hex digits
 //   packs/ab/cd/<64 hex>         a pack of small chunks, keyed by the SHA-256 of its bytes
+//                                (an encrypted store names both by a keyed hash of the SHA-256
+//                                instead: ObjectNames below, datasync/encrypted_store.h)
 //   locks/<kind>-<16 hex>        a push or gc lock (datasync/store_lock.h)
 //   gc-epoch                     changed by each gc that deletes (datasync/gc.h)
 // Spreading keys keeps directories small and, on S3, spreads requests over partitioned prefixes.
@@ -20,6 +22,7 @@
 #ifndef CUTOVER_DATASYNC_STORE_H_
 #define CUTOVER_DATASYNC_STORE_H_
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -32,6 +35,34 @@
 #include "datasync/hash.h"
 
 namespace cutover {
+
+// How chunk and pack ids become store keys: always ask the store (Store::Names()), never
+// ChunkKey/PackKey directly, so that an encrypted store's keys are used.
+// Plain: ChunkKey/PackKey. Keyed (an encrypted store): the same layout over
+// HMAC-SHA-256(name key, id), so that keys reveal no content hash while one chunk keeps one key.
+// Thread-safety: immutable.
+class ObjectNames {
+ public:
+  ObjectNames() = default;
+  explicit ObjectNames(const std::array<uint8_t, 32>& name_key);
+  ObjectNames(const ObjectNames&) = delete;
+  ObjectNames& operator=(const ObjectNames&) = delete;
+  ~ObjectNames();
+
+  // The key of the chunk (pack) whose SHA-256 is `id`.
+  std::string Chunk(const ChunkId& id) const;
+  std::string Pack(const ChunkId& id) const;
+
+ private:
+  bool keyed_ = false;
+  std::array<uint8_t, 32> key_{};
+};
+
+// What an encrypted store says about its key (Store::Encryption()).
+struct StoreEncryption {
+  std::string key_file;   // the key file's path, for messages
+  std::string key_check;  // 32 hex digits identifying the key (datasync/encrypted_store.h)
+};
 
 class Store {
  public:
@@ -67,6 +98,12 @@ class Store {
 
   // True when an object is stored under `key` (Head without the size).
   Result<bool> Exists(std::string_view key);
+
+  // How this store names chunks and packs (plain unless encrypted).
+  virtual const ObjectNames& Names() const;
+
+  // Null for a plain store; the key's description for an encrypted one.
+  virtual const StoreEncryption* Encryption() const { return nullptr; }
 };
 
 // Checks that `key` is a valid store key: non-empty '/'-separated components of [A-Za-z0-9._-],
@@ -74,7 +111,7 @@ class Store {
 Status ValidateKey(std::string_view key);
 
 inline constexpr char kConfigKey[] = "config";
-// "chunks/ab/cd/<hex>".
+// "chunks/ab/cd/<hex>": the layout. The key of a chunk is store.Names().Chunk(id).
 std::string ChunkKey(const ChunkId& id);
 // "packs/ab/cd/<hex>".
 std::string PackKey(const ChunkId& id);

@@ -30,8 +30,26 @@ Result<ChunkerParams> ReadStoreConfig(Store& store) {
   if (doc.value("hash", json()) != json("sha256")) {
     return Status::InvalidArgument(where + ": hash is not \"sha256\"");
   }
-  if (doc.value("encryption", json()) != json(false)) {
-    return Status::InvalidArgument(where + ": the store is encrypted; this build cannot read it");
+  const json& enc = doc.value("encryption", json());
+  if (!enc.is_boolean()) return Status::InvalidArgument(where + ": no boolean \"encryption\"");
+  const StoreEncryption* mine = store.Encryption();
+  if (enc.get<bool>()) {
+    const json& check = doc.value("key_check", json());
+    if (!check.is_string() || check.get<std::string>().size() != 32) {
+      return Status::InvalidArgument(where + ": encrypted, but no 32-hex-digit \"key_check\"");
+    }
+    if (mine == nullptr) {
+      return Status::FailedPrecondition("store " + store.Url() +
+                                        " is encrypted: pass --encrypt KEYFILE with its key");
+    }
+    if (check.get<std::string>() != mine->key_check) {
+      return Status::FailedPrecondition("the key in " + mine->key_file +
+                                        " is not the key of store " + store.Url());
+    }
+  } else if (mine != nullptr) {
+    return Status::FailedPrecondition("store " + store.Url() +
+                                      " is not encrypted: drop --encrypt (only a new store can be "
+                                      "encrypted)");
   }
   const json& ch = doc.value("chunker", json());
   auto u64 = [&](const char* k) -> Result<uint64_t> {
@@ -72,7 +90,8 @@ Result<ChunkerParams> EnsureStoreConfig(Store& store, const ChunkerParams& param
                           {"avg", params.avg_size},
                           {"max", params.max_size}}},
                         {"hash", "sha256"},
-                        {"encryption", false}};
+                        {"encryption", store.Encryption() != nullptr}};
+  if (store.Encryption() != nullptr) doc["key_check"] = store.Encryption()->key_check;
   CUTOVER_RETURN_IF_ERROR(store.Put(kConfigKey, doc.dump()));
   if (created != nullptr) *created = true;
   return params;

@@ -5,6 +5,9 @@
 //   {"format": 1, "chunker": {"version": 1, "min": 524288, "avg": 1048576, "max": 8388608},
 //    "hash": "sha256", "encryption": false}
 //
+// An encrypted store (datasync/encrypted_store.h) has "encryption": true and "key_check": 32 hex
+// digits that identify its key; the config itself is never encrypted.
+//
 // Thread-safety: pure functions over a Store (which is itself thread-safe).
 #ifndef CUTOVER_DATASYNC_STORE_CONFIG_H_
 #define CUTOVER_DATASYNC_STORE_CONFIG_H_
@@ -19,10 +22,15 @@ namespace cutover {
 inline constexpr int kStoreFormat = 1;
 
 // Reads the config. NotFound when the store has none yet; InvalidArgument when it is malformed,
-// newer than this cutover, or uses a hash or encryption this build does not have.
+// newer than this cutover, or uses a hash this build does not have. FailedPrecondition when its
+// encryption does not match `store`'s (Store::Encryption()):
+//   "store <url> is encrypted: pass --encrypt KEYFILE with its key"
+//   "store <url> is not encrypted: drop --encrypt (only a new store can be encrypted)"
+//   "the key in <file> is not the key of store <url>"
 Result<ChunkerParams> ReadStoreConfig(Store& store);
 
-// Returns the store's chunker parameters: writes a config with `params` when the store has none
+// Returns the store's chunker parameters: writes a config with `params` (and `store`'s
+// encryption) when the store has none
 // (and sets *created, when given: a store without a config holds no chunk or pack yet);
 // FailedPrecondition "store <url> was created with chunker min/avg/max A/B/C, not X/Y/Z" when it
 // has another.

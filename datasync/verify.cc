@@ -32,8 +32,9 @@ class Verifier {
 
   // Reads one chunk back and checks it.
   Status CheckChunk(const Entry& e, const ChunkRef& c) {
-    Result<std::string> bytes = c.packed ? store_.GetRange(PackKey(c.pack), c.pack_offset, c.length)
-                                         : store_.Get(ChunkKey(c.id));
+    Result<std::string> bytes =
+        c.packed ? store_.GetRange(store_.Names().Pack(c.pack), c.pack_offset, c.length)
+                 : store_.Get(store_.Names().Chunk(c.id));
     std::string where = "file " + e.path + ": chunk " + ToHex(c.id) + ": ";
     if (!bytes.ok()) {
       if (bytes.status().code() == Code::kNotFound) {
