@@ -120,10 +120,21 @@ class PushPullTest : public ::testing::Test {
     return Push(src_, store, PushOptions{"snap", p});
   }
 
+  // Push options with a state database (files cache and journal) in the test directory.
+  PushOptions WithState() {
+    auto state = DatasyncState::Open(dir_.Join("state.db"));
+    EXPECT_TRUE(state.ok()) << state.status().ToString();
+    if (state.ok()) state_ = std::move(state).value();
+    PushOptions opts{"snap", kSmall};
+    opts.state = state_.get();
+    return opts;
+  }
+
   testing::TempDir dir_;
   std::string src_;
   std::string big_;
   std::unique_ptr<FileStore> store_;
+  std::unique_ptr<DatasyncState> state_;
 };
 
 TEST_F(PushPullTest, RoundTripRestoresContentModesTimesAndLinks) {
@@ -210,10 +221,7 @@ TEST_F(PushPullTest, ManyFilesAcrossWindowsAndPacksRoundTrip) {
 // With the files cache, a re-push of an edited file computes the SHA-256 of the chunks the edit
 // touched only: the rest are known by their fast digest. The restore has the edit.
 TEST_F(PushPullTest, RepushOfAnEditedFileHashesOnlyTheChunksTheEditTouched) {
-  auto state = DatasyncState::Open(dir_.Join("state.db"));
-  ASSERT_TRUE(state.ok()) << state.status().ToString();
-  PushOptions opts{"snap", kSmall};
-  opts.state = state->get();
+  PushOptions opts = WithState();
   auto first = Push(src_, *store_, opts);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_EQ(first->hashed_bytes, first->bytes);
@@ -429,10 +437,7 @@ TEST_F(PushPullTest, APushThatCreatesTheStoreAsksItNothing) {
 // A store removed and made again at the same URL is empty, whatever the journal of the old one
 // says: the push uploads everything again, and the snapshot restores.
 TEST_F(PushPullTest, ANewStoreAtAnOldStoresUrlGetsEveryChunk) {
-  auto state = DatasyncState::Open(dir_.Join("state.db"));
-  ASSERT_TRUE(state.ok()) << state.status().ToString();
-  PushOptions opts{"snap", kSmall};
-  opts.state = state->get();
+  PushOptions opts = WithState();
   auto first = Push(src_, *store_, opts);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   std::filesystem::remove_all(dir_.Join("store"));
