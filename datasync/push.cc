@@ -272,7 +272,9 @@ class Pusher {
         for (size_t i = 0; i < cached->chunks.size(); ++i) {
           const ChunkRef& c = cached->chunks[i];
           previous.by_digest.emplace(cached->fast[i], std::make_pair(c.length, c.id));
-          if (!c.packed && c.length > 0 && c.length <= params_.max_size) {
+          // (Not in a store this push created: the cache may be of an older store at its URL,
+          // cut with other chunker parameters.)
+          if (!store_was_empty_ && !c.packed && c.length > 0 && c.length <= params_.max_size) {
             previous.by_offset.emplace(offset, Previous::At{c.length, cached->fast[i], c.id,
                                                             i + 1 == cached->chunks.size()});
           }

@@ -455,6 +455,27 @@ TEST_F(PushPullTest, ANewStoreAtAnOldStoresUrlGetsEveryChunk) {
   EXPECT_EQ(Tree(dir_.Join("dest")), want);
 }
 
+// The files cache of an older store at the URL was cut with its chunker parameters: a new store
+// there with other ones gets every file cut afresh, as a push without a cache would cut it.
+TEST_F(PushPullTest, ANewStoreWithOtherChunkerParamsCutsEveryFileAfresh) {
+  PushOptions opts = WithState();
+  ASSERT_TRUE(Push(src_, *store_, opts).ok());
+  std::filesystem::remove_all(dir_.Join("store"));
+  auto again = FileStore::Open("file://" + dir_.Join("store"));
+  ASSERT_TRUE(again.ok());
+  store_ = std::move(again).value();
+  const ChunkerParams other{8192, 32768, 262144};
+  opts.chunker = other;
+  auto second = Push(src_, *store_, opts);
+  ASSERT_TRUE(second.ok()) << second.status().ToString();
+  EXPECT_EQ(second->scanned_bytes, second->bytes);
+  auto fresh = FileStore::Open("file://" + dir_.Join("fresh"));
+  ASSERT_TRUE(fresh.ok());
+  auto plain = Push(src_, **fresh, PushOptions{"snap", other});
+  ASSERT_TRUE(plain.ok()) << plain.status().ToString();
+  EXPECT_EQ(second->chunks, plain->chunks);
+}
+
 // A store that runs `hook` once, on the first chunk Put.
 class HookStore : public RecordingStore {
  public:
