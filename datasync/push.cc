@@ -335,10 +335,10 @@ class Pusher {
                         bool upload) -> Status {
       std::string_view bytes(pending + base, length);
       ChunkId id;
-      auto k = previous.by_digest.find(fast);
       if (known != nullptr) {
         id = *known;
-      } else if (k != previous.by_digest.end() && k->second.first == length) {
+      } else if (auto k = previous.by_digest.find(fast);
+                 k != previous.by_digest.end() && k->second.first == length) {
         id = k->second.second;
       } else {
         id = Sha256Of(bytes);
