@@ -288,36 +288,51 @@ Result<EncryptionKey> EncryptionKey::FromFile(const std::string& path) {
   return key;
 }
 
+namespace {
+
+// Sets `c` up for AES-256-GCM, encrypting (1) or decrypting (0), under `key` and `nonce` with
+// `aad` bound. False when OpenSSL refuses.
+bool GcmSetup(CipherCtx& c, int encrypt, const std::array<uint8_t, 32>& key,
+              const unsigned char* nonce, std::string_view aad) {
+  int len = 0;
+  return c.ctx != nullptr &&
+         EVP_CipherInit_ex(c.ctx, EVP_aes_256_gcm(), nullptr, nullptr, nullptr, encrypt) == 1 &&
+         EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_SET_IVLEN, kNonceSize, nullptr) == 1 &&
+         EVP_CipherInit_ex(c.ctx, nullptr, nullptr, key.data(), nonce, encrypt) == 1 &&
+         EVP_CipherUpdate(c.ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(aad.data()),
+                          static_cast<int>(aad.size())) == 1;
+}
+
+// Runs in[0, n) through `c` into `out` (the same length: GCM is a stream mode), in pieces of
+// at most kPiece since OpenSSL takes int lengths. False when OpenSSL refuses.
+bool GcmRun(CipherCtx& c, const unsigned char* in, size_t n, unsigned char* out) {
+  for (size_t done = 0; done < n;) {
+    const size_t piece = std::min(kPiece, n - done);
+    int len = 0;
+    if (EVP_CipherUpdate(c.ctx, out + done, &len, in + done, static_cast<int>(piece)) != 1) {
+      return false;
+    }
+    done += piece;
+  }
+  return true;
+}
+
+}  // namespace
+
 Result<std::string> SealObject(const std::array<uint8_t, 32>& key, std::string_view aad,
                                std::string_view plaintext) {
   std::string out(kNonceSize + plaintext.size() + kTagSize, '\0');
   auto* o = reinterpret_cast<unsigned char*>(out.data());
   if (RAND_bytes(o, kNonceSize) != 1) return Status(Code::kInternal, "encrypt: no random nonce");
   CipherCtx c;
-  int len = 0;
-  if (c.ctx == nullptr ||
-      EVP_EncryptInit_ex(c.ctx, EVP_aes_256_gcm(), nullptr, nullptr, nullptr) != 1 ||
-      EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_SET_IVLEN, kNonceSize, nullptr) != 1 ||
-      EVP_EncryptInit_ex(c.ctx, nullptr, nullptr, key.data(), o) != 1 ||
-      EVP_EncryptUpdate(c.ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(aad.data()),
-                        static_cast<int>(aad.size())) != 1) {
+  if (!GcmSetup(c, 1, key, o, aad)) {
     return Status(Code::kInternal, "encrypt: AES-256-GCM setup failed");
   }
-  size_t done = 0;
   unsigned char* dst = o + kNonceSize;
-  while (done < plaintext.size()) {
-    size_t n = std::min(kPiece, plaintext.size() - done);
-    if (EVP_EncryptUpdate(c.ctx, dst, &len,
-                          reinterpret_cast<const unsigned char*>(plaintext.data()) + done,
-                          static_cast<int>(n)) != 1) {
-      return Status(Code::kInternal, "encrypt: AES-256-GCM failed");
-    }
-    dst += len;
-    done += n;
-  }
-  if (EVP_EncryptFinal_ex(c.ctx, dst, &len) != 1 ||
-      EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_GET_TAG, kTagSize,
-                          o + kNonceSize + plaintext.size()) != 1) {
+  int len = 0;
+  if (!GcmRun(c, reinterpret_cast<const unsigned char*>(plaintext.data()), plaintext.size(), dst) ||
+      EVP_EncryptFinal_ex(c.ctx, dst + plaintext.size(), &len) != 1 ||
+      EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_GET_TAG, kTagSize, dst + plaintext.size()) != 1) {
     return Status(Code::kInternal, "encrypt: AES-256-GCM failed");
   }
   return out;
@@ -333,29 +348,16 @@ Result<std::string> OpenObject(const std::array<uint8_t, 32>& key, std::string_v
   const size_t n_plain = sealed.size() - kNonceSize - kTagSize;
   std::string out(n_plain, '\0');
   CipherCtx c;
-  int len = 0;
-  if (c.ctx == nullptr ||
-      EVP_DecryptInit_ex(c.ctx, EVP_aes_256_gcm(), nullptr, nullptr, nullptr) != 1 ||
-      EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_SET_IVLEN, kNonceSize, nullptr) != 1 ||
-      EVP_DecryptInit_ex(c.ctx, nullptr, nullptr, key.data(), in) != 1 ||
-      EVP_DecryptUpdate(c.ctx, nullptr, &len, reinterpret_cast<const unsigned char*>(aad.data()),
-                        static_cast<int>(aad.size())) != 1) {
+  if (!GcmSetup(c, 0, key, in, aad)) {
     return Status(Code::kInternal, "decrypt: AES-256-GCM setup failed");
   }
-  size_t done = 0;
   auto* dst = reinterpret_cast<unsigned char*>(out.data());
-  while (done < n_plain) {
-    size_t n = std::min(kPiece, n_plain - done);
-    if (EVP_DecryptUpdate(c.ctx, dst, &len, in + kNonceSize + done, static_cast<int>(n)) != 1) {
-      return bad();
-    }
-    dst += len;
-    done += n;
-  }
+  if (!GcmRun(c, in + kNonceSize, n_plain, dst)) return bad();
   unsigned char tag[kTagSize];
   std::memcpy(tag, in + kNonceSize + n_plain, kTagSize);
+  int len = 0;
   if (EVP_CIPHER_CTX_ctrl(c.ctx, EVP_CTRL_GCM_SET_TAG, kTagSize, tag) != 1 ||
-      EVP_DecryptFinal_ex(c.ctx, dst, &len) != 1) {
+      EVP_DecryptFinal_ex(c.ctx, dst + n_plain, &len) != 1) {
     OPENSSL_cleanse(out.data(), out.size());
     return bad();
   }
