@@ -120,6 +120,21 @@ class PushPullTest : public ::testing::Test {
     return Push(src_, store, PushOptions{"snap", p});
   }
 
+  // The source tree as its snapshot holds it: everything but the FIFO, which push skips.
+  std::map<std::string, std::string> StoredTree() {
+    auto want = Tree(src_);
+    want.erase("data/fifo");
+    return want;
+  }
+
+  // Removes the store and makes a new, empty one at the same URL.
+  void RecreateStore() {
+    std::filesystem::remove_all(dir_.Join("store"));
+    auto again = FileStore::Open("file://" + dir_.Join("store"));
+    ASSERT_TRUE(again.ok());
+    store_ = std::move(again).value();
+  }
+
   // Push options with a state database (files cache and journal) in the test directory.
   PushOptions WithState() {
     auto state = DatasyncState::Open(dir_.Join("state.db"));
@@ -160,14 +175,12 @@ TEST_F(PushPullTest, RoundTripRestoresContentModesTimesAndLinks) {
 
   auto pulled = Pull(*store_, "snap", dir_.Join("dest"));
   ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
-  auto want = Tree(src_);
-  want.erase("data/fifo");
-  EXPECT_EQ(Tree(dir_.Join("dest")), want);
+  EXPECT_EQ(Tree(dir_.Join("dest")), StoredTree());
   EXPECT_EQ(pulled->bytes, pushed->bytes);
 
   // Pulling again over the restored tree gives the same tree.
   ASSERT_TRUE(Pull(*store_, "snap", dir_.Join("dest")).ok());
-  EXPECT_EQ(Tree(dir_.Join("dest")), want);
+  EXPECT_EQ(Tree(dir_.Join("dest")), StoredTree());
 }
 
 TEST_F(PushPullTest, RepushSendsOnlyWhatChanged) {
@@ -210,9 +223,7 @@ TEST_F(PushPullTest, ManyFilesAcrossWindowsAndPacksRoundTrip) {
   EXPECT_GE(packs, 3u);
   auto pulled = Pull(*store_, "snap", dir_.Join("dest"));
   ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
-  auto want = Tree(src_);
-  want.erase("data/fifo");
-  EXPECT_EQ(Tree(dir_.Join("dest")), want);
+  EXPECT_EQ(Tree(dir_.Join("dest")), StoredTree());
   auto again = DoPush(*store_);
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->uploaded_objects, 0u);
@@ -242,9 +253,7 @@ TEST_F(PushPullTest, RepushOfAnEditedFileHashesOnlyTheChunksTheEditTouched) {
   EXPECT_LE(second->uploaded_objects, 2u);
   auto pulled = Pull(*store_, "snap", dir_.Join("dest"));
   ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
-  auto want = Tree(src_);
-  want.erase("data/fifo");
-  EXPECT_EQ(Tree(dir_.Join("dest")), want);
+  EXPECT_EQ(Tree(dir_.Join("dest")), StoredTree());
 }
 
 TEST_F(PushPullTest, RepullDownloadsOnlyTheChangedChunks) {
@@ -289,9 +298,7 @@ TEST_F(PushPullTest, RepullDownloadsOnlyTheChangedChunks) {
   EXPECT_EQ(dry->reused_bytes, second->reused_bytes);
   EXPECT_EQ(dry->bytes, second->bytes);
   EXPECT_EQ(dry->files, second->files);
-  auto want = Tree(src_);
-  want.erase("data/fifo");  // not stored (push skips it)
-  EXPECT_EQ(Tree(dest), want);
+  EXPECT_EQ(Tree(dest), StoredTree());
   EXPECT_GT(second->downloaded_bytes, 0u);
   EXPECT_LT(second->downloaded_bytes, second->bytes / 4)
       << "downloaded " << second->downloaded_bytes << " of " << second->bytes;
@@ -440,19 +447,14 @@ TEST_F(PushPullTest, ANewStoreAtAnOldStoresUrlGetsEveryChunk) {
   PushOptions opts = WithState();
   auto first = Push(src_, *store_, opts);
   ASSERT_TRUE(first.ok()) << first.status().ToString();
-  std::filesystem::remove_all(dir_.Join("store"));
-  auto again = FileStore::Open("file://" + dir_.Join("store"));
-  ASSERT_TRUE(again.ok());
-  store_ = std::move(again).value();
+  ASSERT_NO_FATAL_FAILURE(RecreateStore());
   auto second = Push(src_, *store_, opts);
   ASSERT_TRUE(second.ok()) << second.status().ToString();
   EXPECT_EQ(second->uploaded_objects, first->uploaded_objects);
   EXPECT_EQ(second->uploaded_bytes, first->uploaded_bytes);
   auto pulled = Pull(*store_, "snap", dir_.Join("dest"));
   ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
-  auto want = Tree(src_);
-  want.erase("data/fifo");
-  EXPECT_EQ(Tree(dir_.Join("dest")), want);
+  EXPECT_EQ(Tree(dir_.Join("dest")), StoredTree());
 }
 
 // The files cache of an older store at the URL was cut with its chunker parameters: a new store
@@ -460,10 +462,7 @@ TEST_F(PushPullTest, ANewStoreAtAnOldStoresUrlGetsEveryChunk) {
 TEST_F(PushPullTest, ANewStoreWithOtherChunkerParamsCutsEveryFileAfresh) {
   PushOptions opts = WithState();
   ASSERT_TRUE(Push(src_, *store_, opts).ok());
-  std::filesystem::remove_all(dir_.Join("store"));
-  auto again = FileStore::Open("file://" + dir_.Join("store"));
-  ASSERT_TRUE(again.ok());
-  store_ = std::move(again).value();
+  ASSERT_NO_FATAL_FAILURE(RecreateStore());
   const ChunkerParams other{8192, 32768, 262144};
   opts.chunker = other;
   auto second = Push(src_, *store_, opts);
