@@ -43,7 +43,8 @@ Result<std::pair<char, uint64_t>> ReadStat(const FileSystem& fs, int64_t pid) {
   std::string path = "/proc/" + std::to_string(pid) + "/stat";
   auto text = fs.ReadFile(path, 4096);
   if (!text.ok()) {
-    if (text.status().code() == Code::kNotFound) return Status::NotFound(path + ": no such process");
+    if (text.status().code() == Code::kNotFound)
+      return Status::NotFound(path + ": no such process");
     return text.status();
   }
   return ParseStat(*text, path);

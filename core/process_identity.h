@@ -47,7 +47,8 @@ enum class HolderState { kAlive, kGone, kUnknown };
 
 struct HolderVerdict {
   HolderState state = HolderState::kUnknown;
-  std::string reason;  // why kGone or kUnknown, for a message ("pid 4242 is not running"); "" if alive
+  std::string
+      reason;  // why kGone or kUnknown, for a message ("pid 4242 is not running"); "" if alive
 };
 
 // Whether `holder` still runs, judged from `fs` (this host's /proc) by a caller on `this_host`.
