@@ -1,5 +1,5 @@
 # Thin wrapper over scripts/install-deps, CMake and CTest. The two commands of the quick start:
-#   make demo   install deps, configure, build, run the main job on this host
+#   make demo   install deps, configure, build the cutover binary, run the main job on this host
 #   make test   install deps, configure (CUDA AUTO), build, run every test with ctest
 # and `make package`: the .deb packages and the tarball, into $(BUILD)/packages/.
 BUILD      ?= build
@@ -27,7 +27,9 @@ test: build
 unit: build
 	@ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS) -L unit
 
-demo: build
+# The demo runs only the cutover binary: build that target, not every test.
+demo: configure
+	@cmake --build $(BUILD) -j $(JOBS) --target cutover
 	@scripts/demo $(BUILD)
 
 # The .deb packages and the tarball (cmake/Packaging.cmake) into $(BUILD)/packages/.
