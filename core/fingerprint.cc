@@ -1,5 +1,6 @@
 #include "core/fingerprint.h"
 
+#include <concepts>
 #include <string_view>
 #include <type_traits>
 
@@ -8,18 +9,57 @@ namespace {
 
 using nlohmann::json;
 
-template <typename T>
-json Opt(const std::optional<T>& v) {
-  return v ? json(*v) : json(nullptr);
-}
-
-// Reads fields of one JSON object, remembering the first type error with its field path.
+// Reads the fields of one JSON object into a struct (the Reader side of the field table below),
+// remembering the first type error with its field path. An absent or null member leaves the
+// struct's default.
 class Reader {
  public:
   Reader(const json& obj, std::string path, Status* error)
       : obj_(obj), path_(std::move(path)), error_(error) {}
 
-  bool ok() const { return error_->ok(); }
+  template <typename V>
+  void Field(std::string_view key, V& out) {
+    if (const json* v = Find(key)) Convert(key, *v, &out);
+  }
+  template <typename V>
+  void Field(std::string_view key, std::optional<V>& out) {
+    const json* v = Find(key);
+    V value{};
+    if (v != nullptr && Convert(key, *v, &value)) out = std::move(value);
+  }
+  template <typename S>
+  void Object(std::string_view key, S& out) {
+    Nested(key, [&](Reader& sub) { Fields(sub, out); });
+  }
+  template <typename S>
+  void Object(std::string_view key, std::optional<S>& out) {
+    Nested(key, [&](Reader& sub) { Fields(sub, out.emplace()); });
+  }
+  template <typename S>
+  void Array(std::string_view key, std::vector<S>& out) {
+    const json* v = Find(key);
+    if (v == nullptr) return;
+    if (!v->is_array()) return Fail(key, "an array");
+    for (size_t i = 0; i < v->size() && error_->ok(); ++i) {
+      std::string p = Path(key) + "[" + std::to_string(i) + "]";
+      if (!(*v)[i].is_object()) {
+        *error_ = Status::InvalidArgument("fingerprint field " + p + ": expected an object");
+        return;
+      }
+      Reader sub((*v)[i], p, error_);
+      Fields(sub, out.emplace_back());
+    }
+  }
+  template <typename Fn>
+  void Nested(std::string_view key, Fn fn) {
+    const json* v = Find(key);
+    if (v == nullptr) return;
+    if (!v->is_object()) return Fail(key, "an object");
+    Reader sub(*v, Path(key), error_);
+    fn(sub);
+  }
+
+ private:
   std::string Path(std::string_view key) const {
     return path_.empty() ? std::string(key) : path_ + "." + std::string(key);
   }
@@ -30,62 +70,13 @@ class Reader {
     }
   }
   // The member `key` when present and not null.
-  const json* Find(std::string_view key) {
+  const json* Find(std::string_view key) const {
     if (!obj_.is_object()) return nullptr;
     auto it = obj_.find(key);
     if (it == obj_.end() || it->is_null()) return nullptr;
     return &*it;
   }
 
-  template <typename T>
-  void Get(std::string_view key, std::optional<T>* out) {
-    const json* v = Find(key);
-    if (v == nullptr) return;
-    T value;
-    if (Convert(key, *v, &value)) *out = value;
-  }
-  template <typename T>
-  void Get(std::string_view key, T* out) {
-    const json* v = Find(key);
-    if (v == nullptr) return;
-    Convert(key, *v, out);
-  }
-  void GetStrings(std::string_view key, std::vector<std::string>* out) {
-    const json* v = Find(key);
-    if (v == nullptr) return;
-    if (!v->is_array()) return Fail(key, "an array of strings");
-    for (const json& e : *v) {
-      if (!e.is_string()) return Fail(key, "an array of strings");
-      out->push_back(e.get<std::string>());
-    }
-  }
-  // Calls fn(Reader&) on the object `key`.
-  template <typename Fn>
-  void Object(std::string_view key, Fn fn) {
-    const json* v = Find(key);
-    if (v == nullptr) return;
-    if (!v->is_object()) return Fail(key, "an object");
-    Reader sub(*v, Path(key), error_);
-    fn(sub);
-  }
-  // Calls fn(Reader&, index) on each element (an object) of the array `key`.
-  template <typename Fn>
-  void Array(std::string_view key, Fn fn) {
-    const json* v = Find(key);
-    if (v == nullptr) return;
-    if (!v->is_array()) return Fail(key, "an array");
-    for (size_t i = 0; i < v->size() && ok(); ++i) {
-      std::string p = Path(key) + "[" + std::to_string(i) + "]";
-      if (!(*v)[i].is_object()) {
-        *error_ = Status::InvalidArgument("fingerprint field " + p + ": expected an object");
-        return;
-      }
-      Reader sub((*v)[i], p, error_);
-      fn(sub, i);
-    }
-  }
-
- private:
   bool Convert(std::string_view key, const json& v, std::string* out) {
     if (!v.is_string()) return Fail(key, "a string"), false;
     *out = v.get<std::string>();
@@ -113,168 +104,284 @@ class Reader {
     *out = v.get<uint64_t>();
     return true;
   }
+  // A list of strings or of booleans: all or nothing.
+  template <typename E>
+  bool Convert(std::string_view key, const json& v, std::vector<E>* out) {
+    constexpr bool kStrings = std::is_same_v<E, std::string>;
+    const char* want = kStrings ? "an array of strings" : "an array of booleans";
+    if (!v.is_array()) return Fail(key, want), false;
+    std::vector<E> items;
+    for (const json& e : v) {
+      if (kStrings ? !e.is_string() : !e.is_boolean()) return Fail(key, want), false;
+      items.push_back(e.get<E>());
+    }
+    *out = std::move(items);
+    return true;
+  }
+  bool Convert(std::string_view key, const json& v, std::map<std::string, std::string>* out) {
+    if (!v.is_object()) return Fail(key, "an object"), false;
+    for (auto it = v.begin(); it != v.end(); ++it) {
+      if (!it->is_string()) return Fail(std::string(key) + "." + it.key(), "a string"), false;
+      (*out)[it.key()] = it->get<std::string>();
+    }
+    return true;
+  }
 
   const json& obj_;
   std::string path_;
   Status* error_;
 };
 
-json FindingsJson(const std::vector<Finding>& findings) {
-  json a = json::array();
-  for (const Finding& f : findings) {
-    a.push_back({{"severity", f.severity}, {"code", f.code}, {"message", f.message}});
-  }
-  return a;
+// The field table: Fields(io, x) names every member of x once, for both directions. `io` is a
+// Writer (x const, building JSON) or a Reader (x mutable, filled from JSON), each with:
+//   io.Field(key, member)        a value, an optional value (null when empty), a list or a map
+//   io.Object(key, member)       a nested struct (or an optional one: null when empty)
+//   io.Array(key, member)        a std::vector of structs
+//   io.Nested(key, fn)           an object with no struct of its own; fn(sub_io) fills it
+template <typename T, typename U>
+concept Is = std::same_as<std::remove_const_t<T>, U>;
+
+template <typename IO, Is<Finding> T>
+void Fields(IO& io, T& f) {
+  io.Field("severity", f.severity);
+  io.Field("code", f.code);
+  io.Field("message", f.message);
 }
 
-json GpuJson(const GpuInfo& g) {
-  json nvlink = json::array();
-  for (bool b : g.nvlink_active) nvlink.push_back(b);
-  json xids = json::array();
-  for (const GpuXidEvent& x : g.xid_events) xids.push_back({{"xid", x.xid}, {"text", x.text}});
-  return {
-      {"index", g.index},
-      {"name", Opt(g.name)},
-      {"uuid", Opt(g.uuid)},
-      {"pci_bus_id", Opt(g.pci_bus_id)},
-      {"pci_device_id", Opt(g.pci_device_id)},
-      {"compute_capability", Opt(g.compute_capability)},
-      {"memory_mib", Opt(g.memory_mib)},
-      {"generation", Opt(g.generation)},
-      {"vbios", Opt(g.vbios)},
-      {"source", g.source},
-      {"ecc",
-       {{"enabled", Opt(g.ecc.enabled)},
-        {"volatile_uncorrected", Opt(g.ecc.volatile_uncorrected)},
-        {"aggregate_uncorrected", Opt(g.ecc.aggregate_uncorrected)}}},
-      {"remapped_rows",
-       {{"pending", Opt(g.remapped_rows.pending)}, {"failure", Opt(g.remapped_rows.failure)}}},
-      {"mig", {{"enabled", Opt(g.mig.enabled)}, {"instances", Opt(g.mig.instances)}}},
-      {"pcie",
-       {{"gen_current", Opt(g.pcie.gen_current)},
-        {"gen_max", Opt(g.pcie.gen_max)},
-        {"width_current", Opt(g.pcie.width_current)},
-        {"width_max", Opt(g.pcie.width_max)}}},
-      {"power_limit_w", Opt(g.power_limit_w)},
-      {"throttle_reasons", g.throttle_reasons},
-      {"persistence_mode", Opt(g.persistence_mode)},
-      {"nvlink_active", nvlink},
-      {"retired_pages",
-       {{"single_bit", Opt(g.retired_pages.single_bit)},
-        {"double_bit", Opt(g.retired_pages.double_bit)},
-        {"pending", Opt(g.retired_pages.pending)}}},
-      {"xid_events", xids},
-  };
+template <typename IO, Is<ContainerInfo> T>
+void Fields(IO& io, T& c) {
+  io.Field("detected", c.detected);
+  io.Field("runtime", c.runtime);
+  io.Field("hints", c.hints);
 }
+
+template <typename IO, Is<OsInfo> T>
+void Fields(IO& io, T& os) {
+  io.Field("id", os.id);
+  io.Field("version_id", os.version_id);
+  io.Field("pretty_name", os.pretty_name);
+  io.Field("kernel", os.kernel);
+  io.Field("glibc", os.glibc);
+  io.Field("arch", os.arch);
+  io.Object("container", os.container);
+}
+
+template <typename IO, Is<CpuInfo> T>
+void Fields(IO& io, T& cpu) {
+  io.Field("model", cpu.model);
+  io.Field("cores", cpu.cores);
+  io.Field("numa_nodes", cpu.numa_nodes);
+}
+
+template <typename IO, Is<DriverInfo> T>
+void Fields(IO& io, T& d) {
+  io.Field("status", d.status);
+  io.Field("version", d.version);
+  io.Field("cuda_version", d.cuda_version);
+  io.Field("source", d.source);
+  io.Field("error", d.error);
+  io.Field("kernel_module_version", d.kernel_module_version);
+  io.Field("kernel_module_flavor", d.kernel_module_flavor);
+  io.Field("userspace_version", d.userspace_version);
+  io.Field("fabric_manager_version", d.fabric_manager_version);
+  io.Field("container_toolkit", d.container_toolkit);
+  io.Field("cdi", d.cdi);
+  io.Nested("sharing", [&](auto& s) {
+    s.Field("virtualization_mode", d.sharing.virtualization_mode);
+    s.Field("hints", d.sharing.hints);
+  });
+}
+
+template <typename IO, Is<GpuXidEvent> T>
+void Fields(IO& io, T& x) {
+  io.Field("xid", x.xid);
+  io.Field("text", x.text);
+}
+
+template <typename IO, Is<GpuInfo> T>
+void Fields(IO& io, T& g) {
+  io.Field("index", g.index);
+  io.Field("name", g.name);
+  io.Field("uuid", g.uuid);
+  io.Field("pci_bus_id", g.pci_bus_id);
+  io.Field("pci_device_id", g.pci_device_id);
+  io.Field("compute_capability", g.compute_capability);
+  io.Field("memory_mib", g.memory_mib);
+  io.Field("generation", g.generation);
+  io.Field("vbios", g.vbios);
+  io.Field("source", g.source);
+  io.Nested("ecc", [&](auto& e) {
+    e.Field("enabled", g.ecc.enabled);
+    e.Field("volatile_uncorrected", g.ecc.volatile_uncorrected);
+    e.Field("aggregate_uncorrected", g.ecc.aggregate_uncorrected);
+  });
+  io.Nested("remapped_rows", [&](auto& e) {
+    e.Field("pending", g.remapped_rows.pending);
+    e.Field("failure", g.remapped_rows.failure);
+  });
+  io.Nested("mig", [&](auto& e) {
+    e.Field("enabled", g.mig.enabled);
+    e.Field("instances", g.mig.instances);
+  });
+  io.Nested("pcie", [&](auto& e) {
+    e.Field("gen_current", g.pcie.gen_current);
+    e.Field("gen_max", g.pcie.gen_max);
+    e.Field("width_current", g.pcie.width_current);
+    e.Field("width_max", g.pcie.width_max);
+  });
+  io.Field("power_limit_w", g.power_limit_w);
+  io.Field("throttle_reasons", g.throttle_reasons);
+  io.Field("persistence_mode", g.persistence_mode);
+  io.Field("nvlink_active", g.nvlink_active);
+  io.Nested("retired_pages", [&](auto& e) {
+    e.Field("single_bit", g.retired_pages.single_bit);
+    e.Field("double_bit", g.retired_pages.double_bit);
+    e.Field("pending", g.retired_pages.pending);
+  });
+  io.Array("xid_events", g.xid_events);
+}
+
+template <typename IO, Is<ToolkitInfo> T>
+void Fields(IO& io, T& t) {
+  io.Field("version", t.version);
+  io.Field("path", t.path);
+  io.Field("source", t.source);
+}
+
+template <typename IO, Is<LibraryInfo> T>
+void Fields(IO& io, T& l) {
+  io.Field("name", l.name);
+  io.Field("version", l.version);
+  io.Field("path", l.path);
+  io.Field("real_path", l.real_path);
+  io.Field("version_source", l.version_source);
+  io.Field("origin", l.origin);
+  io.Field("glibc_needed", l.glibc_needed);
+  io.Field("sha256", l.sha256);
+  io.Field("loaded_version", l.loaded_version);
+  io.Field("cuda_archs", l.cuda_archs);
+  io.Field("ptx_isa", l.ptx_isa);
+}
+
+template <typename IO, Is<FrameworkInfo> T>
+void Fields(IO& io, T& f) {
+  io.Field("name", f.name);
+  io.Field("version", f.version);
+  io.Field("cuda", f.cuda);
+  io.Field("cudnn", f.cudnn);
+  io.Field("path", f.path);
+  io.Field("requires_dist", f.requires_dist);
+}
+
+template <typename IO, Is<InfinibandPort> T>
+void Fields(IO& io, T& p) {
+  io.Field("port", p.port);
+  io.Field("state", p.state);
+  io.Field("rate", p.rate);
+  io.Field("link_layer", p.link_layer);
+}
+
+template <typename IO, Is<InfinibandDevice> T>
+void Fields(IO& io, T& d) {
+  io.Field("device", d.device);
+  io.Field("firmware", d.firmware);
+  io.Field("board_id", d.board_id);
+  io.Array("ports", d.ports);
+}
+
+template <typename IO, Is<DeepInfo> T>
+void Fields(IO& io, T& d) {
+  io.Field("hash_cache", d.hash_cache);
+  io.Field("hashes_from_cache", d.hashes_from_cache);
+  io.Field("hashes_computed", d.hashes_computed);
+  io.Field("bytes_hashed", d.bytes_hashed);
+  io.Field("loaded", d.loaded);
+}
+
+template <typename IO, Is<CollectionInfo> T>
+void Fields(IO& io, T& c) {
+  io.Array("findings", c.findings);
+  io.Field("duration_ms", c.duration_ms);
+  io.Field("root", c.root);
+  io.Field("live", c.live);
+  io.Field("collected_at", c.collected_at);
+  io.Field("cutover_version", c.cutover_version);
+  io.Field("kernel_log", c.kernel_log);
+  io.Object("deep", c.deep);
+}
+
+template <typename IO, Is<Fingerprint> T>
+void Fields(IO& io, T& fp) {
+  io.Field("hostname", fp.hostname);
+  io.Object("os", fp.os);
+  io.Object("cpu", fp.cpu);
+  io.Field("memory_mib", fp.memory_mib);
+  io.Object("driver", fp.driver);
+  io.Array("gpus", fp.gpus);
+  io.Nested("cuda", [&](auto& c) { c.Array("toolkits", fp.cuda_toolkits); });
+  io.Array("libraries", fp.libraries);
+  io.Array("frameworks", fp.frameworks);
+  io.Field("env", fp.env);
+  io.Nested("network", [&](auto& n) {
+    n.Array("infiniband", fp.network.infiniband);
+    n.Field("nvidia_peermem", fp.network.nvidia_peermem);
+    n.Field("gpudirect_modules", fp.network.gpudirect_modules);
+  });
+  io.Object("collection", fp.collection);
+}
+
+// Writes the fields of a struct into one JSON object; an empty optional is null.
+class Writer {
+ public:
+  explicit Writer(json* obj) : obj_(obj) {}
+
+  template <typename V>
+  void Field(std::string_view key, const V& v) {
+    (*obj_)[std::string(key)] = v;
+  }
+  template <typename V>
+  void Field(std::string_view key, const std::optional<V>& v) {
+    (*obj_)[std::string(key)] = v ? json(*v) : json(nullptr);
+  }
+  template <typename S>
+  void Object(std::string_view key, const S& s) {
+    Nested(key, [&](Writer& w) { Fields(w, s); });
+  }
+  template <typename S>
+  void Object(std::string_view key, const std::optional<S>& s) {
+    if (s) return Object(key, *s);
+    (*obj_)[std::string(key)] = nullptr;
+  }
+  template <typename S>
+  void Array(std::string_view key, const std::vector<S>& items) {
+    json a = json::array();
+    for (const S& s : items) {
+      json e = json::object();
+      Writer w(&e);
+      Fields(w, s);
+      a.push_back(std::move(e));
+    }
+    (*obj_)[std::string(key)] = std::move(a);
+  }
+  template <typename Fn>
+  void Nested(std::string_view key, Fn fn) {
+    json sub = json::object();
+    Writer w(&sub);
+    fn(w);
+    (*obj_)[std::string(key)] = std::move(sub);
+  }
+
+ private:
+  json* obj_;
+};
 
 }  // namespace
 
 json FingerprintToJson(const Fingerprint& fp) {
-  json doc;
+  json doc = json::object();
+  Writer w(&doc);
+  Fields(w, fp);
   doc["schema"] = kFingerprintSchema;
-  doc["hostname"] = Opt(fp.hostname);
-  const OsInfo& os = fp.os;
-  doc["os"] = {
-      {"id", Opt(os.id)},
-      {"version_id", Opt(os.version_id)},
-      {"pretty_name", Opt(os.pretty_name)},
-      {"kernel", Opt(os.kernel)},
-      {"glibc", Opt(os.glibc)},
-      {"arch", Opt(os.arch)},
-      {"container",
-       {{"detected", os.container.detected},
-        {"runtime", Opt(os.container.runtime)},
-        {"hints", os.container.hints}}},
-  };
-  doc["cpu"] = {{"model", Opt(fp.cpu.model)},
-                {"cores", Opt(fp.cpu.cores)},
-                {"numa_nodes", Opt(fp.cpu.numa_nodes)}};
-  doc["memory_mib"] = Opt(fp.memory_mib);
-  const DriverInfo& d = fp.driver;
-  doc["driver"] = {
-      {"status", d.status},
-      {"version", Opt(d.version)},
-      {"cuda_version", Opt(d.cuda_version)},
-      {"source", Opt(d.source)},
-      {"error", Opt(d.error)},
-      {"kernel_module_version", Opt(d.kernel_module_version)},
-      {"kernel_module_flavor", Opt(d.kernel_module_flavor)},
-      {"userspace_version", Opt(d.userspace_version)},
-      {"fabric_manager_version", Opt(d.fabric_manager_version)},
-      {"container_toolkit", d.container_toolkit},
-      {"cdi", d.cdi},
-      {"sharing",
-       {{"virtualization_mode", Opt(d.sharing.virtualization_mode)}, {"hints", d.sharing.hints}}},
-  };
-  json gpus = json::array();
-  for (const GpuInfo& g : fp.gpus) gpus.push_back(GpuJson(g));
-  doc["gpus"] = gpus;
-  json toolkits = json::array();
-  for (const ToolkitInfo& t : fp.cuda_toolkits) {
-    toolkits.push_back({{"version", t.version}, {"path", t.path}, {"source", t.source}});
-  }
-  doc["cuda"] = {{"toolkits", toolkits}};
-  json libs = json::array();
-  for (const LibraryInfo& l : fp.libraries) {
-    libs.push_back({{"name", l.name},
-                    {"version", Opt(l.version)},
-                    {"path", l.path},
-                    {"real_path", Opt(l.real_path)},
-                    {"version_source", Opt(l.version_source)},
-                    {"origin", l.origin},
-                    {"glibc_needed", Opt(l.glibc_needed)},
-                    {"sha256", Opt(l.sha256)},
-                    {"loaded_version", Opt(l.loaded_version)},
-                    {"cuda_archs", l.cuda_archs ? json(*l.cuda_archs) : json(nullptr)},
-                    {"ptx_isa", Opt(l.ptx_isa)}});
-  }
-  doc["libraries"] = libs;
-  json fws = json::array();
-  for (const FrameworkInfo& f : fp.frameworks) {
-    fws.push_back({{"name", f.name},
-                   {"version", Opt(f.version)},
-                   {"cuda", Opt(f.cuda)},
-                   {"cudnn", Opt(f.cudnn)},
-                   {"path", f.path},
-                   {"requires_dist", f.requires_dist}});
-  }
-  doc["frameworks"] = fws;
-  doc["env"] = json::object();
-  for (const auto& [k, v] : fp.env) doc["env"][k] = v;
-  json ib = json::array();
-  for (const InfinibandDevice& dev : fp.network.infiniband) {
-    json ports = json::array();
-    for (const InfinibandPort& p : dev.ports) {
-      ports.push_back({{"port", p.port},
-                       {"state", Opt(p.state)},
-                       {"rate", Opt(p.rate)},
-                       {"link_layer", Opt(p.link_layer)}});
-    }
-    ib.push_back({{"device", dev.device},
-                  {"firmware", Opt(dev.firmware)},
-                  {"board_id", Opt(dev.board_id)},
-                  {"ports", ports}});
-  }
-  doc["network"] = {{"infiniband", ib},
-                    {"nvidia_peermem", fp.network.nvidia_peermem},
-                    {"gpudirect_modules", fp.network.gpudirect_modules}};
-  const CollectionInfo& c = fp.collection;
-  doc["collection"] = {{"findings", FindingsJson(c.findings)},
-                       {"duration_ms", c.duration_ms},
-                       {"root", c.root},
-                       {"live", c.live},
-                       {"collected_at", Opt(c.collected_at)},
-                       {"cutover_version", Opt(c.cutover_version)},
-                       {"kernel_log", Opt(c.kernel_log)}};
-  if (c.deep) {
-    doc["collection"]["deep"] = {{"hash_cache", Opt(c.deep->hash_cache)},
-                                 {"hashes_from_cache", c.deep->hashes_from_cache},
-                                 {"hashes_computed", c.deep->hashes_computed},
-                                 {"bytes_hashed", c.deep->bytes_hashed},
-                                 {"loaded", c.deep->loaded}};
-  } else {
-    doc["collection"]["deep"] = nullptr;
-  }
   return doc;
 }
 
@@ -298,199 +405,7 @@ Result<Fingerprint> FingerprintFromJson(const json& doc) {
   Fingerprint fp;
   Status error;
   Reader r(doc, "", &error);
-  r.Get("hostname", &fp.hostname);
-  r.Object("os", [&](Reader& o) {
-    o.Get("id", &fp.os.id);
-    o.Get("version_id", &fp.os.version_id);
-    o.Get("pretty_name", &fp.os.pretty_name);
-    o.Get("kernel", &fp.os.kernel);
-    o.Get("glibc", &fp.os.glibc);
-    o.Get("arch", &fp.os.arch);
-    o.Object("container", [&](Reader& c) {
-      c.Get("detected", &fp.os.container.detected);
-      c.Get("runtime", &fp.os.container.runtime);
-      c.GetStrings("hints", &fp.os.container.hints);
-    });
-  });
-  r.Object("cpu", [&](Reader& c) {
-    c.Get("model", &fp.cpu.model);
-    c.Get("cores", &fp.cpu.cores);
-    c.Get("numa_nodes", &fp.cpu.numa_nodes);
-  });
-  r.Get("memory_mib", &fp.memory_mib);
-  r.Object("driver", [&](Reader& d) {
-    DriverInfo& v = fp.driver;
-    d.Get("status", &v.status);
-    d.Get("version", &v.version);
-    d.Get("cuda_version", &v.cuda_version);
-    d.Get("source", &v.source);
-    d.Get("error", &v.error);
-    d.Get("kernel_module_version", &v.kernel_module_version);
-    d.Get("kernel_module_flavor", &v.kernel_module_flavor);
-    d.Get("userspace_version", &v.userspace_version);
-    d.Get("fabric_manager_version", &v.fabric_manager_version);
-    d.Get("container_toolkit", &v.container_toolkit);
-    d.Get("cdi", &v.cdi);
-    d.Object("sharing", [&](Reader& s) {
-      s.Get("virtualization_mode", &v.sharing.virtualization_mode);
-      s.GetStrings("hints", &v.sharing.hints);
-    });
-  });
-  r.Array("gpus", [&](Reader& g, size_t) {
-    GpuInfo v;
-    g.Get("index", &v.index);
-    g.Get("name", &v.name);
-    g.Get("uuid", &v.uuid);
-    g.Get("pci_bus_id", &v.pci_bus_id);
-    g.Get("pci_device_id", &v.pci_device_id);
-    g.Get("compute_capability", &v.compute_capability);
-    g.Get("memory_mib", &v.memory_mib);
-    g.Get("generation", &v.generation);
-    g.Get("vbios", &v.vbios);
-    g.Get("source", &v.source);
-    g.Object("ecc", [&](Reader& e) {
-      e.Get("enabled", &v.ecc.enabled);
-      e.Get("volatile_uncorrected", &v.ecc.volatile_uncorrected);
-      e.Get("aggregate_uncorrected", &v.ecc.aggregate_uncorrected);
-    });
-    g.Object("remapped_rows", [&](Reader& e) {
-      e.Get("pending", &v.remapped_rows.pending);
-      e.Get("failure", &v.remapped_rows.failure);
-    });
-    g.Object("mig", [&](Reader& e) {
-      e.Get("enabled", &v.mig.enabled);
-      e.Get("instances", &v.mig.instances);
-    });
-    g.Object("pcie", [&](Reader& e) {
-      e.Get("gen_current", &v.pcie.gen_current);
-      e.Get("gen_max", &v.pcie.gen_max);
-      e.Get("width_current", &v.pcie.width_current);
-      e.Get("width_max", &v.pcie.width_max);
-    });
-    g.Get("power_limit_w", &v.power_limit_w);
-    g.GetStrings("throttle_reasons", &v.throttle_reasons);
-    g.Get("persistence_mode", &v.persistence_mode);
-    if (const json* links = g.Find("nvlink_active")) {
-      if (!links->is_array()) {
-        g.Fail("nvlink_active", "an array of booleans");
-      } else {
-        for (const json& b : *links) {
-          if (!b.is_boolean()) {
-            g.Fail("nvlink_active", "an array of booleans");
-            break;
-          }
-          v.nvlink_active.push_back(b.get<bool>());
-        }
-      }
-    }
-    g.Object("retired_pages", [&](Reader& e) {
-      e.Get("single_bit", &v.retired_pages.single_bit);
-      e.Get("double_bit", &v.retired_pages.double_bit);
-      e.Get("pending", &v.retired_pages.pending);
-    });
-    g.Array("xid_events", [&](Reader& x, size_t) {
-      GpuXidEvent ev;
-      x.Get("xid", &ev.xid);
-      x.Get("text", &ev.text);
-      v.xid_events.push_back(std::move(ev));
-    });
-    fp.gpus.push_back(std::move(v));
-  });
-  r.Object("cuda", [&](Reader& c) {
-    c.Array("toolkits", [&](Reader& t, size_t) {
-      ToolkitInfo v;
-      t.Get("version", &v.version);
-      t.Get("path", &v.path);
-      t.Get("source", &v.source);
-      fp.cuda_toolkits.push_back(std::move(v));
-    });
-  });
-  r.Array("libraries", [&](Reader& l, size_t) {
-    LibraryInfo v;
-    l.Get("name", &v.name);
-    l.Get("version", &v.version);
-    l.Get("path", &v.path);
-    l.Get("real_path", &v.real_path);
-    l.Get("version_source", &v.version_source);
-    l.Get("origin", &v.origin);
-    l.Get("glibc_needed", &v.glibc_needed);
-    l.Get("sha256", &v.sha256);
-    l.Get("loaded_version", &v.loaded_version);
-    if (l.Find("cuda_archs") != nullptr) {
-      std::vector<std::string> archs;
-      l.GetStrings("cuda_archs", &archs);
-      v.cuda_archs = std::move(archs);
-    }
-    l.Get("ptx_isa", &v.ptx_isa);
-    fp.libraries.push_back(std::move(v));
-  });
-  r.Array("frameworks", [&](Reader& f, size_t) {
-    FrameworkInfo v;
-    f.Get("name", &v.name);
-    f.Get("version", &v.version);
-    f.Get("cuda", &v.cuda);
-    f.Get("cudnn", &v.cudnn);
-    f.Get("path", &v.path);
-    f.GetStrings("requires_dist", &v.requires_dist);
-    fp.frameworks.push_back(std::move(v));
-  });
-  if (const json* env = r.Find("env")) {
-    if (!env->is_object()) {
-      r.Fail("env", "an object");
-    } else {
-      for (auto it = env->begin(); it != env->end(); ++it) {
-        if (!it->is_string()) {
-          r.Fail("env." + it.key(), "a string");
-          break;
-        }
-        fp.env[it.key()] = it->get<std::string>();
-      }
-    }
-  }
-  r.Object("network", [&](Reader& n) {
-    n.Array("infiniband", [&](Reader& d, size_t) {
-      InfinibandDevice v;
-      d.Get("device", &v.device);
-      d.Get("firmware", &v.firmware);
-      d.Get("board_id", &v.board_id);
-      d.Array("ports", [&](Reader& p, size_t) {
-        InfinibandPort port;
-        p.Get("port", &port.port);
-        p.Get("state", &port.state);
-        p.Get("rate", &port.rate);
-        p.Get("link_layer", &port.link_layer);
-        v.ports.push_back(std::move(port));
-      });
-      fp.network.infiniband.push_back(std::move(v));
-    });
-    n.Get("nvidia_peermem", &fp.network.nvidia_peermem);
-    n.GetStrings("gpudirect_modules", &fp.network.gpudirect_modules);
-  });
-  r.Object("collection", [&](Reader& c) {
-    CollectionInfo& v = fp.collection;
-    c.Array("findings", [&](Reader& f, size_t) {
-      Finding finding;
-      f.Get("severity", &finding.severity);
-      f.Get("code", &finding.code);
-      f.Get("message", &finding.message);
-      v.findings.push_back(std::move(finding));
-    });
-    c.Get("duration_ms", &v.duration_ms);
-    c.Get("root", &v.root);
-    c.Get("live", &v.live);
-    c.Get("collected_at", &v.collected_at);
-    c.Get("cutover_version", &v.cutover_version);
-    c.Get("kernel_log", &v.kernel_log);
-    c.Object("deep", [&](Reader& d) {
-      DeepInfo deep;
-      d.Get("hash_cache", &deep.hash_cache);
-      d.Get("hashes_from_cache", &deep.hashes_from_cache);
-      d.Get("hashes_computed", &deep.hashes_computed);
-      d.Get("bytes_hashed", &deep.bytes_hashed);
-      d.Get("loaded", &deep.loaded);
-      v.deep = deep;
-    });
-  });
+  Fields(r, fp);
   if (!error.ok()) return error;
   return fp;
 }

@@ -11,6 +11,9 @@
 namespace cutover::probe {
 namespace {
 
+// The scope of a finding that compares the two sides (fleet findings name a host instead).
+constexpr char kPair[] = "pair";
+
 // The leading decimal number of `version`; -1 when there is none or it has more than 9 digits
 // (no version component is that long, and a longer one would overflow).
 int Major(std::string_view version) {
@@ -401,7 +404,7 @@ void CompareNumerics(Checker& c, const Fingerprint& s, const Fingerprint& t, Dif
           bool s_new = CompareVersions(*sf.version, d.changed_in) >= 0;
           bool t_new = CompareVersions(*tf.version, d.changed_in) >= 0;
           if (s_new == t_new) continue;
-          c.Add(d.code, "numerics", "pair", d.framework + " " + *sf.version,
+          c.Add(d.code, "numerics", kPair, d.framework + " " + *sf.version,
                 d.framework + " " + *tf.version,
                 d.framework + " changes from " + *sf.version + " to " + *tf.version + " across " +
                     d.changed_in + ", where the default of " + d.setting + " changed from " +
@@ -422,7 +425,7 @@ void CompareNumerics(Checker& c, const Fingerprint& s, const Fingerprint& t, Dif
       auto show = [&](const std::optional<std::string>& v) {
         return e.name + (v ? "=" + *v : " unset");
       };
-      c.Add(e.code, "numerics", "pair", show(sv), show(tv),
+      c.Add(e.code, "numerics", kPair, show(sv), show(tv),
             e.name + " differs (source: " + show(sv) + ", target: " + show(tv) + "); " + e.effect,
             "set " + e.name + " to the same value on both hosts, or leave it unset on both");
     }
@@ -439,7 +442,7 @@ void CompareNumerics(Checker& c, const Fingerprint& s, const Fingerprint& t, Dif
       if (!e.disables_tf32.empty() && env(t, e.name) == e.disables_tf32) disabled = true;
     }
     if (pre_ampere_only && !disabled) {
-      c.Add(r.tf32_code, "numerics", "pair", "compute capability " + *scc,
+      c.Add(r.tf32_code, "numerics", kPair, "compute capability " + *scc,
             "compute capability " + *tcc,
             "the target's GPUs (compute capability " + *tcc +
                 ") have TF32 tensor cores, the source's (" + *scc +
@@ -451,10 +454,9 @@ void CompareNumerics(Checker& c, const Fingerprint& s, const Fingerprint& t, Dif
   }
 }
 
-void Compare(Checker& c, const Fingerprint& s, const Fingerprint& t, DiffMode mode) {
-  const std::string kPair = "pair";
-  const bool host = mode == DiffMode::kHost;
-  // Driver.
+// The target's driver against what the source's CUDA builds need, and the target GPUs'
+// architectures against the source's builds.
+void CompareDriver(Checker& c, const Fingerprint& s, const Fingerprint& t) {
   std::optional<std::string> tdriver = t.driver.version;
   if (t.driver.status != "ok" || !tdriver) {
     if (s.driver.status == "ok" || !s.gpus.empty() || !CudaNeeds(s).empty()) {
@@ -481,50 +483,56 @@ void Compare(Checker& c, const Fingerprint& s, const Fingerprint& t, DiffMode mo
                   kPair);
     }
   }
-  if (host) {
-    // Toolkits present on the source but not on the target (by major.minor).
-    std::set<std::string> tk;
-    for (const ToolkitInfo& x : t.cuda_toolkits) tk.insert(VersionPrefix(x.version, 2));
-    for (const ToolkitInfo& x : s.cuda_toolkits) {
-      std::string mm = VersionPrefix(x.version, 2);
-      if (!tk.count(mm)) {
-        c.Add("cuda.toolkit_missing", "cuda", kPair, x.version,
-              t.cuda_toolkits.empty() ? std::nullopt
-                                      : std::optional<std::string>(t.cuda_toolkits[0].version),
-              "CUDA toolkit " + mm + " of the source is not installed on the target",
-              "install CUDA toolkit " + mm + " on the target, or rebuild against the target's");
-      }
-    }
-    // Library stacks.
-    std::optional<std::string> sc = LibVersion(s, "cudnn", true), tc = LibVersion(t, "cudnn", true);
-    if (sc) CheckCudnnAgainst(c, *sc, "the source", tc, kPair, /*pair=*/true);
-    std::optional<std::string> sn = LibVersion(s, "nccl"), tn = LibVersion(t, "nccl");
-    if (sn && !tn) {
-      c.Add("nccl.missing_on_target", "nccl", kPair, sn, std::nullopt,
-            "the source has NCCL " + *sn + "; the target has none", "install NCCL " + *sn);
-    } else if (sn && tn && *sn != *tn) {
-      c.Add("nccl.version_changed", "nccl", kPair, sn, tn,
-            "NCCL changes from " + *sn + " to " + *tn +
-                ": every rank of a job must run the same NCCL (mixed versions hang)",
-            "install NCCL " + *sn + " on the target, or upgrade every node together");
-    }
-    std::optional<std::string> sb = LibVersion(s, "cublas"), tb = LibVersion(t, "cublas");
-    if (sb && tb && *sb != *tb) {
-      c.Add("cublas.version_changed", "cublas", kPair, sb, tb,
-            "cuBLAS changes from " + *sb + " to " + *tb +
-                ": GEMM kernel selection and so numerics may change",
-            "compare outputs with `cutover compat`; pin cuBLAS " + *sb + " for bitwise results");
-    }
-    if (s.os.glibc && t.os.glibc && CompareVersions(*t.os.glibc, *s.os.glibc) < 0) {
-      c.Add("os.glibc_older", "os", kPair, s.os.glibc, t.os.glibc,
-            "the target's glibc " + *t.os.glibc + " is older than the source's " + *s.os.glibc +
-                ": binaries built on the source may need symbol versions it lacks",
-            "run the workload in a container built on the source's OS, or rebuild on the "
-            "target");
+}
+
+// Host mode: CUDA toolkits, cuDNN, NCCL, cuBLAS and glibc installed on each host.
+void CompareHostStacks(Checker& c, const Fingerprint& s, const Fingerprint& t) {
+  // Toolkits present on the source but not on the target (by major.minor).
+  std::set<std::string> tk;
+  for (const ToolkitInfo& x : t.cuda_toolkits) tk.insert(VersionPrefix(x.version, 2));
+  for (const ToolkitInfo& x : s.cuda_toolkits) {
+    std::string mm = VersionPrefix(x.version, 2);
+    if (!tk.count(mm)) {
+      c.Add("cuda.toolkit_missing", "cuda", kPair, x.version,
+            t.cuda_toolkits.empty() ? std::nullopt
+                                    : std::optional<std::string>(t.cuda_toolkits[0].version),
+            "CUDA toolkit " + mm + " of the source is not installed on the target",
+            "install CUDA toolkit " + mm + " on the target, or rebuild against the target's");
     }
   }
-  // The source's libraries that run on the target: all of them in a container (the image brings
-  // them), the pip wheels in host mode (they travel with the Python environment).
+  // Library stacks.
+  std::optional<std::string> sc = LibVersion(s, "cudnn", true), tc = LibVersion(t, "cudnn", true);
+  if (sc) CheckCudnnAgainst(c, *sc, "the source", tc, kPair, /*pair=*/true);
+  std::optional<std::string> sn = LibVersion(s, "nccl"), tn = LibVersion(t, "nccl");
+  if (sn && !tn) {
+    c.Add("nccl.missing_on_target", "nccl", kPair, sn, std::nullopt,
+          "the source has NCCL " + *sn + "; the target has none", "install NCCL " + *sn);
+  } else if (sn && tn && *sn != *tn) {
+    c.Add("nccl.version_changed", "nccl", kPair, sn, tn,
+          "NCCL changes from " + *sn + " to " + *tn +
+              ": every rank of a job must run the same NCCL (mixed versions hang)",
+          "install NCCL " + *sn + " on the target, or upgrade every node together");
+  }
+  std::optional<std::string> sb = LibVersion(s, "cublas"), tb = LibVersion(t, "cublas");
+  if (sb && tb && *sb != *tb) {
+    c.Add("cublas.version_changed", "cublas", kPair, sb, tb,
+          "cuBLAS changes from " + *sb + " to " + *tb +
+              ": GEMM kernel selection and so numerics may change",
+          "compare outputs with `cutover compat`; pin cuBLAS " + *sb + " for bitwise results");
+  }
+  if (s.os.glibc && t.os.glibc && CompareVersions(*t.os.glibc, *s.os.glibc) < 0) {
+    c.Add("os.glibc_older", "os", kPair, s.os.glibc, t.os.glibc,
+          "the target's glibc " + *t.os.glibc + " is older than the source's " + *s.os.glibc +
+              ": binaries built on the source may need symbol versions it lacks",
+          "run the workload in a container built on the source's OS, or rebuild on the "
+          "target");
+  }
+}
+
+// The source's libraries that run on the target (all of them in a container: the image brings
+// them; the pip wheels in host mode: they travel with the Python environment), and the NCCL net
+// plugin on each side.
+void CompareShippedLibraries(Checker& c, const Fingerprint& s, const Fingerprint& t, bool host) {
   // glibc only in host mode: a container brings its own C library with its libraries.
   if (host) {
     CheckGlibcFor(c, s.libraries, t.os.glibc, "the source's pip-wheel", kPair, /*pip_only=*/true);
@@ -542,7 +550,10 @@ void Compare(Checker& c, const Fingerprint& s, const Fingerprint& t, DiffMode mo
               "nodes that disagree hang or fall back to sockets",
           "install the same NCCL net plugin on every node, or remove it everywhere");
   }
-  // GPUs.
+}
+
+// GPU count, memory, model, MIG and PCIe links.
+void CompareGpus(Checker& c, const Fingerprint& s, const Fingerprint& t) {
   if (!s.gpus.empty() && t.gpus.empty()) {
     c.Add("gpu.none_on_target", "gpu", kPair, std::to_string(s.gpus.size()), "0",
           "the target has no GPU (the source has " + std::to_string(s.gpus.size()) + ")",
@@ -603,6 +614,9 @@ void Compare(Checker& c, const Fingerprint& s, const Fingerprint& t, DiffMode mo
             "check the slot and riser; choose a target with x" + std::to_string(*sw) + " links");
     }
   }
+}
+
+void CompareNetwork(Checker& c, const Fingerprint& s, const Fingerprint& t) {
   if (!s.network.infiniband.empty() && t.network.infiniband.empty()) {
     c.Add("network.infiniband_missing", "network", kPair,
           std::to_string(s.network.infiniband.size()) + " HCA", "none",
@@ -610,6 +624,15 @@ void Compare(Checker& c, const Fingerprint& s, const Fingerprint& t, DiffMode mo
           "TCP sockets",
           "choose a target with InfiniBand, or run on one node");
   }
+}
+
+void Compare(Checker& c, const Fingerprint& s, const Fingerprint& t, DiffMode mode) {
+  const bool host = mode == DiffMode::kHost;
+  CompareDriver(c, s, t);
+  if (host) CompareHostStacks(c, s, t);
+  CompareShippedLibraries(c, s, t, host);
+  CompareGpus(c, s, t);
+  CompareNetwork(c, s, t);
   CompareNumerics(c, s, t, mode);
 }
 
