@@ -451,10 +451,30 @@ double TriadFlops(const CaseSpec& c) { return 2.0 * Prod(c.shape); }
 double CopyBytes(const CaseSpec& c) { return 8.0 * Prod(c.shape); }
 double TriadBytes(const CaseSpec& c) { return 12.0 * Prod(c.shape); }
 
-std::vector<OpDescriptor> BuildRegistry() {
-  std::vector<OpDescriptor> r;
-  const std::vector<std::string> f32 = {"fp32"};
-  const std::vector<std::string> f32_16 = {"fp32", "fp16", "bf16"};
+using RunCpuFn = decltype(OpDescriptor::run_cpu);
+using TruthFn = decltype(OpDescriptor::truth);
+using Shapes = std::vector<std::vector<int64_t>>;
+const std::vector<std::string> kF32 = {"fp32"};
+const std::vector<std::string> kF32And16 = {"fp32", "fp16", "bf16"};
+
+// One op of a family: the fields the family shares, with the op's own name, text and kernels.
+OpDescriptor Member(const OpDescriptor& family, std::string name, std::string description,
+                    RunCpuFn run, TruthFn truth) {
+  OpDescriptor d = family;
+  d.name = std::move(name);
+  d.description = std::move(description);
+  d.run_cpu = run;
+  d.truth = truth;
+  return d;
+}
+
+// The same op with `stress_dtypes` set (the dtypes its dist=stress cases run in).
+OpDescriptor Stressed(OpDescriptor d, std::vector<std::string> dtypes) {
+  d.stress_dtypes = std::move(dtypes);
+  return d;
+}
+
+void AddGemmOps(std::vector<OpDescriptor>& r) {
   auto add = [&](OpDescriptor d) { r.push_back(std::move(d)); };
   add({.name = "gemm",
        .description = "C = A * B, row-major",
@@ -464,7 +484,7 @@ std::vector<OpDescriptor> BuildRegistry() {
        .standard = {{2048, 2048, 2048}, {16, 4096, 4096}, {4096, 4096, 4096}},
        .full = {{8192, 8192, 8192}, {4096, 11008, 4096}, {16, 11008, 4096}},
        .keep = OthersAtFirstQuickShape,
-       .stress_dtypes = f32_16,
+       .stress_dtypes = kF32And16,
        .rate_unit = "GFLOP/s",
        .make_inputs = GemmInputs,
        .output_size = GemmOut,
@@ -488,6 +508,10 @@ std::vector<OpDescriptor> BuildRegistry() {
        .flops = BatchedFlops,
        .bytes = BatchedBytes,
        .reduction_length = BatchedRed});
+}
+
+void AddConvOps(std::vector<OpDescriptor>& r) {
+  auto add = [&](OpDescriptor d) { r.push_back(std::move(d)); };
   // ResNet-50 layers {N, C, H, W, K, R, S, stride, pad}: conv1, a 3x3 and a 1x1 of res2, the
   // strided 3x3 of res3, 3x3 of res4, the 1x1 expansion of res5.
   auto resnet = [](int64_t n) -> std::vector<std::vector<int64_t>> {
@@ -504,7 +528,7 @@ std::vector<OpDescriptor> BuildRegistry() {
                         : n == "conv2d_bwd_data" ? "dx from dy and w"
                                                  : "dw from x and dy",
          .shape_meaning = "N x C x H x W x K x R x S x stride x pad",
-         .dtypes = f32_16,
+         .dtypes = kF32And16,
          .quick = cq,
          .standard = {resnet(8)[1], resnet(8)[3], resnet(8)[4], resnet(8)[5]},
          .full = resnet(32),
@@ -519,10 +543,14 @@ std::vector<OpDescriptor> BuildRegistry() {
          .bytes = ConvBytes,
          .reduction_length = ConvRed});
   }
+}
+
+void AddAttentionOps(std::vector<OpDescriptor>& r) {
+  auto add = [&](OpDescriptor d) { r.push_back(std::move(d)); };
   add({.name = "sdpa",
        .description = "softmax(q k^T / sqrt(D)) v, fp32 softmax",
        .shape_meaning = "B x H x S x D",
-       .dtypes = f32_16,
+       .dtypes = kF32And16,
        .quick = {{1, 4, 512, 64}, {1, 2, 512, 128}},
        .standard = {{1, 8, 1024, 64}, {1, 8, 2048, 128}},
        .full = {{1, 16, 4096, 128}, {1, 16, 8192, 128}, {4, 16, 4096, 64}},
@@ -536,149 +564,79 @@ std::vector<OpDescriptor> BuildRegistry() {
        .flops = SdpaFlops,
        .bytes = SdpaBytes,
        .reduction_length = SdpaRed});
-  const std::vector<std::vector<int64_t>> rq = {{1024, 1024}}, rs = {{4096, 4096}},
-                                          rf = {{8192, 8192}};
-  add({.name = "softmax",
-       .description = "row-wise softmax",
-       .shape_meaning = "rows x cols",
-       .dtypes = f32,
-       .quick = rq,
-       .standard = rs,
-       .full = rf,
-       .stress_dtypes = f32,
-       .rate_unit = "GB/s",
-       .make_inputs = RowInputs,
-       .output_size = SameOut,
-       .run_cpu = SoftmaxRun,
-       .truth = SoftmaxTruth,
-       .flops = RowFlops,
-       .bytes = RowBytes,
-       .reduction_length = ColsRed});
-  add({.name = "layernorm",
-       .description = "row-wise layer norm, eps 1e-5",
-       .shape_meaning = "rows x cols",
-       .dtypes = f32,
-       .quick = rq,
-       .standard = rs,
-       .full = rf,
-       .rate_unit = "GB/s",
-       .make_inputs = RowInputs,
-       .output_size = SameOut,
-       .run_cpu = LayerNormRun,
-       .truth = LayerNormTruth,
-       .flops = RowFlops,
-       .bytes = RowBytes,
-       .reduction_length = ColsRed});
-  add({.name = "rmsnorm",
-       .description = "row-wise RMS norm, eps 1e-6",
-       .shape_meaning = "rows x cols",
-       .dtypes = f32,
-       .quick = rq,
-       .standard = rs,
-       .full = rf,
-       .rate_unit = "GB/s",
-       .make_inputs = RowInputs,
-       .output_size = SameOut,
-       .run_cpu = RmsNormRun,
-       .truth = RmsNormTruth,
-       .flops = RowFlops,
-       .bytes = RowBytes,
-       .reduction_length = ColsRed});
-  const std::vector<std::vector<int64_t>> dq = {{1024, 4096}}, ds = {{8192, 8192}};
-  add({.name = "reduce_sum",
-       .description = "row-wise sum",
-       .shape_meaning = "rows x cols",
-       .dtypes = f32,
-       .quick = dq,
-       .standard = ds,
-       .full = ds,
-       .stress_dtypes = f32,
-       .rate_unit = "GB/s",
-       .make_inputs = RowInputs,
-       .output_size = RowsOut,
-       .run_cpu = SumRun,
-       .truth = SumTruth,
-       .flops = ZeroFlops,
-       .bytes = ReduceBytes,
-       .reduction_length = ColsRed});
-  add({.name = "reduce_max",
-       .description = "row-wise max",
-       .shape_meaning = "rows x cols",
-       .dtypes = f32,
-       .quick = dq,
-       .standard = ds,
-       .full = ds,
-       .rate_unit = "GB/s",
-       .make_inputs = RowInputs,
-       .output_size = RowsOut,
-       .run_cpu = MaxRun,
-       .truth = MaxTruth,
-       .flops = ZeroFlops,
-       .bytes = ReduceBytes,
-       .reduction_length = OneRed});
-  const std::vector<std::vector<int64_t>> eq = {{1 << 22}}, es = {{1 << 26}};
-  add({.name = "gelu",
-       .description = "GELU, erf form",
-       .shape_meaning = "n",
-       .dtypes = f32,
-       .quick = eq,
-       .standard = es,
-       .full = es,
-       .stress_dtypes = f32,
-       .rate_unit = "GB/s",
-       .make_inputs = ActInputs,
-       .output_size = SameOut,
-       .run_cpu = GeluRun,
-       .truth = GeluTruth,
-       .flops = ZeroFlops,
-       .bytes = ActBytes,
-       .reduction_length = OneRed});
-  add({.name = "silu",
-       .description = "SiLU x * sigmoid(x)",
-       .shape_meaning = "n",
-       .dtypes = f32,
-       .quick = eq,
-       .standard = es,
-       .full = es,
-       .rate_unit = "GB/s",
-       .make_inputs = ActInputs,
-       .output_size = SameOut,
-       .run_cpu = SiluRun,
-       .truth = SiluTruth,
-       .flops = ZeroFlops,
-       .bytes = ActBytes,
-       .reduction_length = OneRed});
-  const std::vector<std::vector<int64_t>> bq = {{1 << 23}}, bs = {{1 << 27}};
-  add({.name = "copy",
-       .description = "device memory copy y = x",
-       .shape_meaning = "n",
-       .dtypes = f32,
-       .quick = bq,
-       .standard = bs,
-       .full = bs,
-       .rate_unit = "GB/s",
-       .make_inputs = CopyInputs,
-       .output_size = SameOut,
-       .run_cpu = CopyRun,
-       .truth = CopyTruth,
-       .flops = ZeroFlops,
-       .bytes = CopyBytes,
-       .reduction_length = OneRed});
-  add({.name = "triad",
-       .description = "STREAM triad a = b + 3 * c",
-       .shape_meaning = "n",
-       .dtypes = f32,
-       .quick = bq,
-       .standard = bs,
-       .full = bs,
-       .rate_unit = "GB/s",
-       .make_inputs = TriadInputs,
-       .output_size = SameOut,
-       .run_cpu = TriadRun,
-       .truth = TriadTruth,
-       .flops = TriadFlops,
-       .bytes = TriadBytes,
-       .reduction_length = [](const CaseSpec&) -> int64_t { return 2; }});
+}
+
+// Row-wise ops over rows x cols: the norms and softmax, and the reductions.
+void AddRowOps(std::vector<OpDescriptor>& r) {
+  const OpDescriptor norm{.shape_meaning = "rows x cols",
+                          .dtypes = kF32,
+                          .quick = Shapes{{1024, 1024}},
+                          .standard = Shapes{{4096, 4096}},
+                          .full = Shapes{{8192, 8192}},
+                          .rate_unit = "GB/s",
+                          .make_inputs = RowInputs,
+                          .output_size = SameOut,
+                          .flops = RowFlops,
+                          .bytes = RowBytes,
+                          .reduction_length = ColsRed};
+  r.push_back(
+      Stressed(Member(norm, "softmax", "row-wise softmax", SoftmaxRun, SoftmaxTruth), kF32));
+  r.push_back(
+      Member(norm, "layernorm", "row-wise layer norm, eps 1e-5", LayerNormRun, LayerNormTruth));
+  r.push_back(Member(norm, "rmsnorm", "row-wise RMS norm, eps 1e-6", RmsNormRun, RmsNormTruth));
+  const OpDescriptor reduce{.shape_meaning = "rows x cols",
+                            .dtypes = kF32,
+                            .quick = Shapes{{1024, 4096}},
+                            .standard = Shapes{{8192, 8192}},
+                            .full = Shapes{{8192, 8192}},
+                            .rate_unit = "GB/s",
+                            .make_inputs = RowInputs,
+                            .output_size = RowsOut,
+                            .flops = ZeroFlops,
+                            .bytes = ReduceBytes};
+  OpDescriptor sum = Stressed(Member(reduce, "reduce_sum", "row-wise sum", SumRun, SumTruth), kF32);
+  sum.reduction_length = ColsRed;
+  r.push_back(std::move(sum));
+  OpDescriptor max = Member(reduce, "reduce_max", "row-wise max", MaxRun, MaxTruth);
+  max.reduction_length = OneRed;
+  r.push_back(std::move(max));
+}
+
+// Elementwise activations and the memory-bound copies.
+void AddElementwiseOps(std::vector<OpDescriptor>& r) {
+  const OpDescriptor act{.shape_meaning = "n",
+                         .dtypes = kF32,
+                         .quick = Shapes{{1 << 22}},
+                         .standard = Shapes{{1 << 26}},
+                         .full = Shapes{{1 << 26}},
+                         .rate_unit = "GB/s",
+                         .make_inputs = ActInputs,
+                         .output_size = SameOut,
+                         .flops = ZeroFlops,
+                         .bytes = ActBytes,
+                         .reduction_length = OneRed};
+  r.push_back(Stressed(Member(act, "gelu", "GELU, erf form", GeluRun, GeluTruth), kF32));
+  r.push_back(Member(act, "silu", "SiLU x * sigmoid(x)", SiluRun, SiluTruth));
+  const OpDescriptor stream{.shape_meaning = "n",
+                            .dtypes = kF32,
+                            .quick = Shapes{{1 << 23}},
+                            .standard = Shapes{{1 << 27}},
+                            .full = Shapes{{1 << 27}},
+                            .rate_unit = "GB/s",
+                            .output_size = SameOut};
+  OpDescriptor copy = Member(stream, "copy", "device memory copy y = x", CopyRun, CopyTruth);
+  copy.make_inputs = CopyInputs;
+  copy.flops = ZeroFlops;
+  copy.bytes = CopyBytes;
+  copy.reduction_length = OneRed;
+  r.push_back(std::move(copy));
+  OpDescriptor triad = Member(stream, "triad", "STREAM triad a = b + 3 * c", TriadRun, TriadTruth);
+  triad.make_inputs = TriadInputs;
+  triad.flops = TriadFlops;
+  triad.bytes = TriadBytes;
+  triad.reduction_length = [](const CaseSpec&) -> int64_t { return 2; };
+  r.push_back(std::move(triad));
+  auto add = [&](OpDescriptor d) { r.push_back(std::move(d)); };
   add({.name = "h2d_copy",
        .description = "host-to-device copy, pinned memory (GPU only)",
        .shape_meaning = "bytes",
@@ -693,6 +651,10 @@ std::vector<OpDescriptor> BuildRegistry() {
        .flops = ZeroFlops,
        .bytes = [](const CaseSpec& c) -> double { return static_cast<double>(Prod(c.shape)); },
        .reduction_length = OneRed});
+}
+
+void AddCollectiveOps(std::vector<OpDescriptor>& r) {
+  auto add = [&](OpDescriptor d) { r.push_back(std::move(d)); };
   const char* coll_desc[] = {"NCCL all-reduce (sum) over all local GPUs (GPU only)",
                              "NCCL all-gather over all local GPUs (GPU only)",
                              "NCCL reduce-scatter (sum) over all local GPUs (GPU only)",
@@ -715,6 +677,17 @@ std::vector<OpDescriptor> BuildRegistry() {
          .bytes = CollBytes,
          .reduction_length = CollRed});
   }
+}
+
+// The op table, in the order cases are listed and run.
+std::vector<OpDescriptor> BuildRegistry() {
+  std::vector<OpDescriptor> r;
+  AddGemmOps(r);
+  AddConvOps(r);
+  AddAttentionOps(r);
+  AddRowOps(r);
+  AddElementwiseOps(r);
+  AddCollectiveOps(r);
   return r;
 }
 
