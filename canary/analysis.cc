@@ -223,6 +223,49 @@ CheckResult ErrorResult(std::string reason) {
   return r;
 }
 
+// The fails, pending reasons and passes a check's bounds give, each as one line of its reason.
+struct Findings {
+  std::vector<std::string> fails, pending, passes;
+};
+
+// The Mann-Whitney test of a check: the canary against the (scaled) baseline on the worse side.
+void JudgeMannWhitney(const CheckBounds& b, const CheckInput& in, CheckResult& r, Findings& f) {
+  const double scale = (b.worse == Worse::kHigher ? b.max_ratio : b.min_ratio).value_or(1.0);
+  const size_t n = in.canary.size(), m = in.baseline.size();
+  // One tail of a two-sided test at `confidence`: 0.98 acts at p <= 0.01 on the worse side.
+  const double alpha = (1.0 - b.confidence) / 2.0;
+  const bool any_negative =
+      std::any_of(in.canary.begin(), in.canary.end(), [](double v) { return v < 0; }) ||
+      std::any_of(in.baseline.begin(), in.baseline.end(), [](double v) { return v < 0; });
+  if (scale != 1.0 && any_negative) {
+    f.pending.push_back("mann-whitney against a scaled baseline needs non-negative samples");
+  } else if (n < static_cast<size_t>(b.min_samples) || m < static_cast<size_t>(b.min_samples)) {
+    f.pending.push_back("mann-whitney needs " + std::to_string(b.min_samples) +
+                        " samples per side, got canary " + std::to_string(n) + ", baseline " +
+                        std::to_string(m));
+  } else if (MinAttainablePValue(static_cast<int>(n), static_cast<int>(m)) > alpha) {
+    // With 4 samples per side the smallest one-sided p is 1/C(8,4) = 1/70 = 0.014, above
+    // 0.01: no two-sided test at 98% can ever fail there, so such a test must not pass.
+    f.pending.push_back("mann-whitney with " + std::to_string(n) + " and " + std::to_string(m) +
+                        " samples can never reach p <= " + FmtP(alpha));
+  } else {
+    std::vector<double> scaled = in.baseline;
+    for (double& v : scaled) v *= scale;
+    MannWhitneyResult t = MannWhitney(in.canary, scaled, b.worse);
+    r.figures.test = t;
+    const std::string what =
+        std::string("mann-whitney: canary ") + (b.worse == Worse::kHigher ? "higher" : "lower") +
+        " than " + (scale == 1.0 ? std::string("baseline") : FormatNumber(scale) + " x baseline") +
+        ", p=" + FmtP(t.p_value) + " (U=" + FormatNumber(t.u) + ", n=" + std::to_string(n) + "/" +
+        std::to_string(m) + ")";
+    if (t.p_value <= alpha) {
+      f.fails.push_back(what + " <= " + FmtP(alpha));
+    } else {
+      f.passes.push_back("mann-whitney p=" + FmtP(t.p_value) + " > " + FmtP(alpha));
+    }
+  }
+}
+
 CheckResult JudgeCheck(const CheckBounds& b, const CheckInput& in) {
   CheckResult r;
   r.figures.canary_samples = in.canary.size();
@@ -275,23 +318,25 @@ CheckResult JudgeCheck(const CheckBounds& b, const CheckInput& in) {
 
   const double cv = AggregateOf(in.canary, b.aggregate);
   r.figures.canary_value = cv;
-  std::vector<std::string> fails, pending, passes;
+  Findings found;
   const std::string agg(AggregateName(b.aggregate));
 
   if (b.max) {
     if (cv > *b.max) {
-      fails.push_back("canary " + agg + " " + FormatNumber(cv) + " > max " + FormatNumber(*b.max));
+      found.fails.push_back("canary " + agg + " " + FormatNumber(cv) + " > max " +
+                            FormatNumber(*b.max));
     } else {
-      passes.push_back("canary " + agg + " " + FormatNumber(cv) + " <= max " +
-                       FormatNumber(*b.max));
+      found.passes.push_back("canary " + agg + " " + FormatNumber(cv) + " <= max " +
+                             FormatNumber(*b.max));
     }
   }
   if (b.min) {
     if (cv < *b.min) {
-      fails.push_back("canary " + agg + " " + FormatNumber(cv) + " < min " + FormatNumber(*b.min));
+      found.fails.push_back("canary " + agg + " " + FormatNumber(cv) + " < min " +
+                            FormatNumber(*b.min));
     } else {
-      passes.push_back("canary " + agg + " " + FormatNumber(cv) + " >= min " +
-                       FormatNumber(*b.min));
+      found.passes.push_back("canary " + agg + " " + FormatNumber(cv) + " >= min " +
+                             FormatNumber(*b.min));
     }
   }
 
@@ -314,66 +359,30 @@ CheckResult JudgeCheck(const CheckBounds& b, const CheckInput& in) {
       if (!bound) return;
       const char* name = is_max ? "max_ratio" : "min_ratio";
       if (!ratio) {
-        pending.push_back(std::string("ratio undefined for a negative baseline") + sides);
+        found.pending.push_back(std::string("ratio undefined for a negative baseline") + sides);
       } else if (is_max ? *ratio > *bound : *ratio < *bound) {
-        fails.push_back("ratio " + FormatNumber(*ratio) + (is_max ? " > " : " < ") + name + " " +
-                        FormatNumber(*bound) + sides);
+        found.fails.push_back("ratio " + FormatNumber(*ratio) + (is_max ? " > " : " < ") + name +
+                              " " + FormatNumber(*bound) + sides);
       } else {
-        passes.push_back("ratio " + FormatNumber(*ratio) + (is_max ? " <= " : " >= ") + name + " " +
-                         FormatNumber(*bound));
+        found.passes.push_back("ratio " + FormatNumber(*ratio) + (is_max ? " <= " : " >= ") + name +
+                               " " + FormatNumber(*bound));
       }
     };
     if (!test_owns_max) point_ratio(b.max_ratio, true);
     if (!test_owns_min) point_ratio(b.min_ratio, false);
 
-    if (b.test == StatTest::kMannWhitney) {
-      const double scale = (b.worse == Worse::kHigher ? b.max_ratio : b.min_ratio).value_or(1.0);
-      const size_t n = in.canary.size(), m = in.baseline.size();
-      // One tail of a two-sided test at `confidence`: 0.98 acts at p <= 0.01 on the worse side.
-      const double alpha = (1.0 - b.confidence) / 2.0;
-      const bool any_negative =
-          std::any_of(in.canary.begin(), in.canary.end(), [](double v) { return v < 0; }) ||
-          std::any_of(in.baseline.begin(), in.baseline.end(), [](double v) { return v < 0; });
-      if (scale != 1.0 && any_negative) {
-        pending.push_back("mann-whitney against a scaled baseline needs non-negative samples");
-      } else if (n < static_cast<size_t>(b.min_samples) || m < static_cast<size_t>(b.min_samples)) {
-        pending.push_back("mann-whitney needs " + std::to_string(b.min_samples) +
-                          " samples per side, got canary " + std::to_string(n) + ", baseline " +
-                          std::to_string(m));
-      } else if (MinAttainablePValue(static_cast<int>(n), static_cast<int>(m)) > alpha) {
-        // With 4 samples per side the smallest one-sided p is 1/C(8,4) = 1/70 = 0.014, above
-        // 0.01: no two-sided test at 98% can ever fail there, so such a test must not pass.
-        pending.push_back("mann-whitney with " + std::to_string(n) + " and " + std::to_string(m) +
-                          " samples can never reach p <= " + FmtP(alpha));
-      } else {
-        std::vector<double> scaled = in.baseline;
-        for (double& v : scaled) v *= scale;
-        MannWhitneyResult t = MannWhitney(in.canary, scaled, b.worse);
-        r.figures.test = t;
-        const std::string what =
-            std::string("mann-whitney: canary ") +
-            (b.worse == Worse::kHigher ? "higher" : "lower") + " than " +
-            (scale == 1.0 ? std::string("baseline") : FormatNumber(scale) + " x baseline") +
-            ", p=" + FmtP(t.p_value) + " (U=" + FormatNumber(t.u) + ", n=" + std::to_string(n) +
-            "/" + std::to_string(m) + ")";
-        if (t.p_value <= alpha) {
-          fails.push_back(what + " <= " + FmtP(alpha));
-        } else {
-          passes.push_back("mann-whitney p=" + FmtP(t.p_value) + " > " + FmtP(alpha));
-        }
-      }
-    }
+    if (b.test == StatTest::kMannWhitney) JudgeMannWhitney(b, in, r, found);
   }
 
-  if (!fails.empty()) {
+  if (!found.fails.empty()) {
     r.verdict = Verdict::kFail;
-    r.reason = Join(fails);
-  } else if (!pending.empty()) {
+    r.reason = Join(found.fails);
+  } else if (!found.pending.empty()) {
     r.verdict = Verdict::kInconclusive;
-    r.reason = Join(pending);
+    r.reason = Join(found.pending);
   } else {
     r.verdict = Verdict::kPass;
-    r.reason = Join(passes);
+    r.reason = Join(found.passes);
   }
   return r;
 }
