@@ -71,6 +71,14 @@ Result<ChunkerParams> ReadStoreConfig(Store& store) {
   return p;
 }
 
+Status CheckManifestChunker(Store& store, const ChunkerParams& manifest) {
+  Result<ChunkerParams> have = ReadStoreConfig(store);
+  if (!have.ok()) return have.status().code() == Code::kNotFound ? Status::Ok() : have.status();
+  if (*have == manifest) return Status::Ok();
+  return Status::InvalidArgument("manifest: chunker min/avg/max " + Sizes(manifest) +
+                                 " is not the store's (" + Sizes(*have) + ")");
+}
+
 Result<ChunkerParams> EnsureStoreConfig(Store& store, const ChunkerParams& params, bool* created) {
   if (created != nullptr) *created = false;
   auto have = ReadStoreConfig(store);
