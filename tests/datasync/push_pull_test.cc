@@ -24,6 +24,7 @@
 #include "datasync/state.h"
 #include "datasync/verify.h"
 #include "tests/datasync/tree.h"
+#include "tests/harness/scripted_http_server.h"
 #include "tests/harness/test_env.h"
 
 namespace cutover {
@@ -788,6 +789,27 @@ TEST_F(PushPullTest, AStoreInsideTheSourceIsNotPushedIntoItself) {
   auto got = Tree(dir_.Join("dest"));
   EXPECT_EQ(got.count("backup/store"), 0u);
   EXPECT_EQ(got.count("backup"), 1u);
+}
+
+// A push to an HTTP server that is not WebDAV (it answers every GET with a page) says so.
+TEST_F(PushPullTest, APushToAnHttpServerThatIsNotWebDavSaysSo) {
+  for (const std::string& page :
+       {std::string("{\"status\": \"ok\"}"), std::string("<html>welcome</html>")}) {
+    testing::ScriptedHttpServer server;
+    ASSERT_TRUE(server.Start().ok());
+    server.SetHandler([&page](const testing::RecordedRequest&) {
+      return testing::ScriptedResponse{.status = 200, .body = page};
+    });
+    auto store = OpenStore(server.Url("/store"));
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto r = Push(src_, **store, PushOptions{"snap", kSmall});
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(r.status().message(),
+              "store config " + (*store)->Url() +
+                  "/config: " + (page[0] == '{' ? "no integer \"format\"" : "not a JSON object") +
+                  ": this HTTP server answers, but not as a WebDAV server holding a datasync "
+                  "store (is it WebDAV?)");
+  }
 }
 
 }  // namespace
