@@ -111,8 +111,9 @@ Result<std::unique_ptr<Store>> OpenStoreWith(const std::string& url, const Store
   if (!f.bwlimit.empty()) {
     CUTOVER_ASSIGN_OR_RETURN(double bw, ParseBandwidth(f.bwlimit));
     if (!(bw / jobs >= 1024)) {
-      return Status::InvalidArgument("--bwlimit " + f.bwlimit + " leaves under 1 KiB/s to each of " +
-                                     std::to_string(jobs) + " transfers");
+      return Status::InvalidArgument("--bwlimit " + f.bwlimit +
+                                     " leaves under 1 KiB/s to each of " + std::to_string(jobs) +
+                                     " transfers");
     }
     if (url.starts_with("file://")) {
       std::fprintf(stderr, "cutover: warning: --bwlimit does not limit a file:// store\n");
@@ -155,6 +156,7 @@ struct PullArgs {
   std::string dest;
   int jobs = 8;
   bool dry_run = false;
+  bool delete_extra = false;
   StoreFlags store_flags;
 };
 
@@ -180,6 +182,9 @@ Result<ProgressOptions> TransferProgress(const GlobalOptions& g) {
 Result<std::unique_ptr<DatasyncState>> OpenState(const GlobalOptions& g) {
   return DatasyncState::Open(ResolveDbPath(g));
 }
+
+// Says that a lock was found stale because its holder is gone (LockOptions::on_gone).
+void SayLockGone(const std::string& line) { std::fprintf(stderr, "cutover: %s\n", line.c_str()); }
 
 // Records one transfer in the audit table; a failure to record is reported, never fatal.
 void Audit(DatasyncState* state, AuditRecord r, const Status& outcome) {
@@ -212,10 +217,12 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
   opts.state = state.get();
   opts.dry_run = a.dry_run;
   opts.shard = shard;
+  opts.lock.on_gone = SayLockGone;
   opts.on_total = [&progress](uint64_t t) { progress.SetTotal(t); };
   opts.on_confirmed = [&progress](uint64_t n) { progress.Add(n); };
-  AuditRecord audit{NowNs(), "", "push",     a.src, store->Url(),
-                    shard ? a.name + " part " + a.shard : a.name,  0,  ""};
+  AuditRecord audit{
+      NowNs(), "", "push", a.src, store->Url(), shard ? a.name + " part " + a.shard : a.name,
+      0,       ""};
   Result<PushResult> pushed = Push(a.src, *store, opts);
   progress.Finish(pushed.status());
   if (pushed.ok()) audit.bytes = pushed->uploaded_bytes;
@@ -243,18 +250,17 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
     doc["dry_run"] = true;
     doc["would_upload_objects"] = std::exchange(doc["uploaded_objects"], 0);
     doc["would_upload_bytes"] = std::exchange(doc["uploaded_bytes"], 0);
-    std::string table = "dry run: " + what + " of " + std::to_string(r.files) +
-                        " files (" + FormatBytes(r.bytes) + ") would upload " +
-                        std::to_string(r.uploaded_objects) + " objects (" +
-                        FormatBytes(r.uploaded_bytes) + ") to " + store->Url() +
-                        "; nothing was written\n";
+    std::string table =
+        "dry run: " + what + " of " + std::to_string(r.files) + " files (" + FormatBytes(r.bytes) +
+        ") would upload " + std::to_string(r.uploaded_objects) + " objects (" +
+        FormatBytes(r.uploaded_bytes) + ") to " + store->Url() + "; nothing was written\n";
     CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
     return 0;
   }
-  std::string table = "pushed " + what + " to " + store->Url() + ": " +
-                      std::to_string(r.files) + " files, " + std::to_string(r.dirs) + " dirs, " +
-                      std::to_string(r.symlinks) + " symlinks, " + std::to_string(r.bytes) +
-                      " bytes; uploaded " + std::to_string(r.uploaded_objects) + " objects (" +
+  std::string table = "pushed " + what + " to " + store->Url() + ": " + std::to_string(r.files) +
+                      " files, " + std::to_string(r.dirs) + " dirs, " + std::to_string(r.symlinks) +
+                      " symlinks, " + std::to_string(r.bytes) + " bytes; uploaded " +
+                      std::to_string(r.uploaded_objects) + " objects (" +
                       std::to_string(r.uploaded_bytes) + " bytes)\n";
   for (const std::string& s : r.skipped) table += "skipped " + s + "\n";
   if (shard) {
@@ -278,6 +284,8 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
   opts.dry_run = a.dry_run;
   opts.on_total = [&progress](uint64_t t) { progress.SetTotal(t); };
   opts.on_confirmed = [&progress](uint64_t n) { progress.Add(n); };
+  opts.state = a.dry_run ? nullptr : state.get();
+  opts.delete_extra = a.delete_extra;
   AuditRecord audit{NowNs(), "", "pull", store->Url(), a.dest, a.name, 0, ""};
   auto r = Pull(*store, a.name, a.dest, opts);
   progress.Finish(r.status());
@@ -299,6 +307,13 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
                         {"bytes", r->bytes},
                         {"downloaded_bytes", r->downloaded_bytes},
                         {"reused_bytes", r->reused_bytes}};
+  std::string deleted;
+  if (a.delete_extra) {
+    doc[a.dry_run ? "would_delete" : "deleted"] = r->deleted;
+    for (const std::string& path : r->deleted) {
+      deleted += (a.dry_run ? "would delete " : "deleted ") + path + "\n";
+    }
+  }
   if (a.dry_run) {
     doc["dry_run"] = true;
     doc["would_download_bytes"] = std::exchange(doc["downloaded_bytes"], 0);
@@ -306,6 +321,7 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
                         " files, " + FormatBytes(r->bytes) + ") into " + a.dest +
                         " would download " + FormatBytes(r->downloaded_bytes) + " and reuse " +
                         FormatBytes(r->reused_bytes) + " of its files; nothing was written\n";
+    table = deleted + table;
     CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
     return 0;
   }
@@ -317,6 +333,7 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
            ? " (" + std::to_string(r->reused_bytes) + " of them already in " + a.dest + ")"
            : std::string()) +
       "\n";
+  table = deleted + table;
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
   return 0;
 }
@@ -326,13 +343,16 @@ struct VerifyArgs {
   std::string name;
   std::string dest;
   int jobs = 8;
+  bool allow_extra = false;
   StoreFlags store_flags;
 };
 
 Result<int> RunVerify(const GlobalOptions& g, const VerifyArgs& a) {
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
                            OpenStoreWith(a.store, a.store_flags, a.jobs));
-  CUTOVER_ASSIGN_OR_RETURN(VerifyResult r, Verify(*store, a.name, a.dest, a.jobs));
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
+  CUTOVER_ASSIGN_OR_RETURN(VerifyResult r,
+                           Verify(*store, a.name, a.dest, a.jobs, state.get(), a.allow_extra));
   nlohmann::json doc = {{"schema", "cutover.datasync-verify/1"},
                         {"snapshot", a.name},
                         {"store", store->Url()},
@@ -357,8 +377,37 @@ struct LsArgs {
   StoreFlags store_flags;
 };
 
+// A snapshot's (or part's) header and its file count and bytes, read as a stream (never all its
+// entries at once) and checked against the store's chunker.
+struct SnapshotSummary {
+  Manifest header;
+  uint64_t files = 0;
+  uint64_t bytes = 0;
+};
+Result<SnapshotSummary> Summarize(Store& store, const std::string& key) {
+  CUTOVER_ASSIGN_OR_RETURN(std::string bytes, store.Get(key));
+  SnapshotSummary sum;
+  Result<Manifest> header = ReadManifest(bytes, [&sum](Entry&& e) {
+    if (e.type == EntryType::kFile) ++sum.files;
+    sum.bytes += e.size;
+    return Status::Ok();
+  });
+  if (!header.ok()) return header.status().WithContext("ls: " + key);
+  CUTOVER_RETURN_IF_ERROR(CheckManifestChunker(store, header->chunker).WithContext("ls: " + key));
+  sum.header = std::move(header).value();
+  return sum;
+}
+
 Result<int> RunLs(const GlobalOptions& g, const LsArgs& a) {
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStoreWith(a.store, a.store_flags, 8));
+  {
+    Result<ChunkerParams> config = ReadStoreConfig(*store);
+    if (!config.ok() && config.status().code() == Code::kNotFound) {
+      return Status::InvalidArgument("ls: no datasync store at " + store->Url() +
+                                     " (it has no config object; a first push makes one)");
+    }
+    if (!config.ok()) return config.status();
+  }
   std::vector<std::string> keys;
   CUTOVER_RETURN_IF_ERROR(store->List("snapshots/", [&keys](std::string_view key, uint64_t) {
     keys.emplace_back(key);
@@ -368,13 +417,9 @@ Result<int> RunLs(const GlobalOptions& g, const LsArgs& a) {
   nlohmann::json list = nlohmann::json::array();
   std::string table = "NAME\tFILES\tBYTES\tCREATED_NS\n";
   for (const std::string& key : keys) {
-    CUTOVER_ASSIGN_OR_RETURN(std::string bytes, store->Get(key));
-    CUTOVER_ASSIGN_OR_RETURN(Manifest m, DecodeManifest(bytes));
-    uint64_t files = 0, total = 0;
-    for (const Entry& e : m.entries) {
-      if (e.type == EntryType::kFile) ++files;
-      total += e.size;
-    }
+    CUTOVER_ASSIGN_OR_RETURN(SnapshotSummary sum, Summarize(*store, key));
+    const Manifest& m = sum.header;
+    const uint64_t files = sum.files, total = sum.bytes;
     list.push_back(
         {{"name", m.name}, {"files", files}, {"bytes", total}, {"created_ns", m.created_ns}});
     table += m.name + "\t" + std::to_string(files) + "\t" + FormatBytes(total) + "\t" +
@@ -393,13 +438,9 @@ Result<int> RunLs(const GlobalOptions& g, const LsArgs& a) {
     std::string name;
     ShardSpec spec;
     if (!ParsePartKey(key, &name, &spec)) continue;  // merge names it; ls only lists
-    CUTOVER_ASSIGN_OR_RETURN(std::string bytes, store->Get(key));
-    CUTOVER_ASSIGN_OR_RETURN(Manifest m, DecodeManifest(bytes));
-    uint64_t files = 0, total = 0;
-    for (const Entry& e : m.entries) {
-      if (e.type == EntryType::kFile) ++files;
-      total += e.size;
-    }
+    CUTOVER_ASSIGN_OR_RETURN(SnapshotSummary sum, Summarize(*store, key));
+    const Manifest& m = sum.header;
+    const uint64_t files = sum.files, total = sum.bytes;
     parts.push_back({{"name", name},
                      {"index", spec.index},
                      {"count", spec.count},
@@ -526,6 +567,7 @@ Result<int> RunGc(const GlobalOptions& g, const GcArgs& a) {
   opts.jobs = a.jobs;
   opts.dry_run = a.dry_run;
   opts.lock.stale_after = grace;
+  opts.lock.on_gone = SayLockGone;
   opts.on_deleted = [&progress](uint64_t n) { progress.Add(n); };
   AuditRecord audit{NowNs(), "", "gc", store->Url(), "", "", 0, ""};
   Result<GcResult> r = CollectGarbage(*store, opts);
@@ -542,7 +584,8 @@ Result<int> RunGc(const GlobalOptions& g, const GcArgs& a) {
                         {"referenced_bytes", r->referenced_bytes},
                         {"missing_objects", r->missing_objects},
                         {"foreign_objects", r->foreign_objects},
-                        {"stale_locks_removed", r->stale_locks_removed}};
+                        {"stale_locks_removed", r->stale_locks_removed},
+                        {"leftovers_removed", r->leftovers_removed}};
   doc[a.dry_run ? "would_delete_objects" : "deleted_objects"] = r->unreferenced_objects;
   doc[a.dry_run ? "would_delete_bytes" : "deleted_bytes"] = r->unreferenced_bytes;
   std::string table = std::string(a.dry_run ? "dry run: gc would delete " : "gc deleted ") +
@@ -558,6 +601,10 @@ Result<int> RunGc(const GlobalOptions& g, const GcArgs& a) {
   if (r->foreign_objects > 0) {
     table += "left " + std::to_string(r->foreign_objects) +
              " objects under chunks/ or packs/ that datasync did not write\n";
+  }
+  if (r->leftovers_removed > 0) {
+    table += "removed " + std::to_string(r->leftovers_removed) +
+             " temporaries that killed uploads left in the store\n";
   }
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
   return 0;
@@ -594,9 +641,8 @@ Result<int> RunMerge(const GlobalOptions& g, const MergeArgs& a) {
                         {"chunks", r->chunks},
                         {"parts_removed", r->parts_removed},
                         {"parts_left", r->parts_left}};
-  std::string counts = std::to_string(r->files) + " files, " + std::to_string(r->dirs) +
-                       " dirs, " + std::to_string(r->symlinks) + " symlinks, " +
-                       FormatBytes(r->bytes);
+  std::string counts = std::to_string(r->files) + " files, " + std::to_string(r->dirs) + " dirs, " +
+                       std::to_string(r->symlinks) + " symlinks, " + FormatBytes(r->bytes);
   std::string table;
   if (a.dry_run) {
     table = "dry run: merging " + std::to_string(r->parts) + " parts would publish snapshot " +
@@ -676,6 +722,9 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   l->add_option("--jobs", pull->jobs, "Parallel transfers (default 8)")->check(CLI::Range(1, 256));
   l->add_flag("--dry-run", pull->dry_run,
               "Say what would be downloaded and what DEST's files already hold; write nothing");
+  l->add_flag("--delete", pull->delete_extra,
+              "Remove what DEST_DIR holds that the snapshot does not name (inside DEST_DIR only, "
+              "never through a symlink; with --dry-run, list it)");
   AddStoreFlags(l, &pull->store_flags);
   AddEncryptFlag(l, &pull->store_flags);
   AddBwlimitFlag(l, &pull->store_flags);
@@ -687,6 +736,8 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   v->add_option("--name", ver->name, "Snapshot name")->required();
   v->add_option("DEST_DIR", ver->dest, "Also compare this directory with the snapshot");
   v->add_option("--jobs", ver->jobs, "Parallel reads (default 8)")->check(CLI::Range(1, 256));
+  v->add_flag("--allow-extra", ver->allow_extra,
+              "Accept entries in DEST_DIR that the snapshot does not name (reported otherwise)");
   AddStoreFlags(v, &ver->store_flags);
   AddEncryptFlag(v, &ver->store_flags);
   AddBwlimitFlag(v, &ver->store_flags);
@@ -742,7 +793,8 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
                   "A lock not refreshed for this long is stale and ignored, e.g. 2h "
                   "(default 1h, at least 15m)");
   gcc->add_option("--jobs", gc->jobs, "Parallel deletes (default 8)")->check(CLI::Range(1, 256));
-  gcc->add_flag("--dry-run", gc->dry_run, "Say what would be deleted; take no lock, delete nothing");
+  gcc->add_flag("--dry-run", gc->dry_run,
+                "Say what would be deleted; take no lock, delete nothing");
   AddStoreFlags(gcc, &gc->store_flags);
   AddEncryptFlag(gcc, &gc->store_flags);
   SetCommand(gcc, ctx, [&ctx, gc]() { return RunGc(ctx.global, *gc); });

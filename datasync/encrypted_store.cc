@@ -87,6 +87,10 @@ class EncryptedStore : public Store {
     return whole->substr(offset, length);
   }
 
+  Result<uint64_t> RemoveLeftovers(int64_t before_ns) override {
+    return inner_->RemoveLeftovers(before_ns);
+  }
+
   Result<uint64_t> Head(std::string_view key) override {
     CUTOVER_ASSIGN_OR_RETURN(uint64_t size, inner_->Head(key));
     if (Plain(key)) return size;
@@ -248,9 +252,15 @@ Result<EncryptionKey> EncryptionKey::Parse(std::string_view contents, std::strin
 
 Result<EncryptionKey> EncryptionKey::FromFile(const std::string& path) {
   const std::string where = "--encrypt " + path;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return Status::InvalidArgument(where + ": cannot open: " + std::strerror(errno));
+  // Anything but a regular file is refused before it is opened (opening a FIFO blocks until a
+  // writer comes); O_NONBLOCK keeps the open from blocking should it be swapped for one between
+  // the stat and the open, and the fstat then refuses it.
   struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+    return Status::InvalidArgument(where + ": not a regular file");
+  }
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return Status::InvalidArgument(where + ": cannot open: " + std::strerror(errno));
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
     return Status::InvalidArgument(where + ": not a regular file");

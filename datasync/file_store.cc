@@ -7,6 +7,8 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <string>
+#include <vector>
 
 #include "core/failpoint.h"
 #include "core/file_util.h"
@@ -91,8 +93,16 @@ Status FileStore::Put(std::string_view key, std::string_view bytes) {
   return Status::Ok();
 }
 
+Status FileStore::CheckRegular(std::string_view key) const {
+  struct stat st;
+  if (::stat(PathOf(key).c_str(), &st) != 0 || S_ISREG(st.st_mode)) return Status::Ok();
+  return Status::Corruption("object " + std::string(key) + " in " + Url() +
+                            " is not a regular file");
+}
+
 Result<std::string> FileStore::Get(std::string_view key) {
   CUTOVER_RETURN_IF_ERROR(ValidateKey(key));
+  CUTOVER_RETURN_IF_ERROR(CheckRegular(key));
   auto r = ReadFile(PathOf(key));
   if (!r.ok() && r.status().code() == Code::kNotFound) {
     return Status::NotFound("no object " + std::string(key) + " in " + Url());
@@ -102,6 +112,7 @@ Result<std::string> FileStore::Get(std::string_view key) {
 
 Result<std::string> FileStore::GetRange(std::string_view key, uint64_t offset, uint64_t length) {
   CUTOVER_RETURN_IF_ERROR(ValidateKey(key));
+  CUTOVER_RETURN_IF_ERROR(CheckRegular(key));
   std::string path = PathOf(key);
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
@@ -187,6 +198,52 @@ Status FileStore::List(std::string_view prefix,
     return s;
   };
   return walk(start_dir);
+}
+
+namespace {
+
+// ".<name>.tmp.<pid>.<n>": a temporary of Put (above).
+bool IsPutTemporary(std::string_view name) {
+  if (name.size() < 2 || name[0] != '.' || name == "..") return false;
+  size_t tmp = name.rfind(".tmp.");
+  if (tmp == std::string_view::npos || tmp == 0) return false;
+  std::string_view rest = name.substr(tmp + 5);  // "<pid>.<n>"
+  size_t dot = rest.find('.');
+  if (dot == std::string_view::npos || dot == 0 || dot + 1 == rest.size()) return false;
+  return rest.find_first_not_of("0123456789.") == std::string_view::npos &&
+         rest.find('.', dot + 1) == std::string_view::npos;
+}
+
+}  // namespace
+
+Result<uint64_t> FileStore::RemoveLeftovers(int64_t before_ns) {
+  uint64_t removed = 0;
+  std::vector<std::string> pending = {root_};
+  while (!pending.empty()) {
+    const std::string dir = std::move(pending.back());
+    pending.pop_back();
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) {
+      if (errno == ENOENT || errno == ENOTDIR) continue;
+      return Status::IoError(Errno("cannot list", dir));
+    }
+    while (struct dirent* ent = ::readdir(d)) {
+      const std::string_view name = ent->d_name;
+      if (name == "." || name == "..") continue;
+      struct stat st;
+      if (::fstatat(dirfd(d), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
+      if (S_ISDIR(st.st_mode) && name[0] != '.') {
+        pending.push_back(dir + "/" + ent->d_name);
+      } else if (S_ISREG(st.st_mode) && IsPutTemporary(name) &&
+                 static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec <
+                     before_ns &&
+                 ::unlinkat(dirfd(d), ent->d_name, 0) == 0) {
+        ++removed;
+      }
+    }
+    ::closedir(d);
+  }
+  return removed;
 }
 
 Status FileStore::Delete(std::string_view key) {

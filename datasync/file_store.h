@@ -3,9 +3,9 @@
 // An object is the file <root>/<key>. Put writes a temporary file next to the final one (a name
 // starting with '.', which no key may have, so List never shows it), fsyncs it, renames it over
 // the final name and fsyncs the directory: after a crash a key holds its old bytes or its new
-// bytes, never a part. Leftover temporaries of a crashed Put are invisible and harmless.
-// Failpoints: "file_store.put.before_rename" (the temporary is written and fsynced) and
-// "file_store.put.after_rename".
+// bytes, never a part. Leftover temporaries of a crashed Put are invisible and harmless, and gc
+// removes them after its grace period (RemoveLeftovers). Failpoints: "file_store.put.before_rename"
+// (the temporary is written and fsynced) and "file_store.put.after_rename".
 //
 // Thread-safety: all methods may be called concurrently; distinct Puts to one key race like two
 // renames (one of the complete objects wins).
@@ -36,10 +36,17 @@ class FileStore : public Store {
   Status List(std::string_view prefix,
               const std::function<Status(std::string_view key, uint64_t size)>& fn) override;
   Status Delete(std::string_view key) override;
+  // Removes the temporaries of killed Puts (".<name>.tmp.<pid>.<n>" anywhere under the root)
+  // last modified before `before_ns`; a Put still writing one refreshes its mtime with each
+  // write, and gc passes now minus its grace period.
+  Result<uint64_t> RemoveLeftovers(int64_t before_ns) override;
 
  private:
   explicit FileStore(std::string root) : root_(std::move(root)) {}
   std::string PathOf(std::string_view key) const { return root_ + "/" + std::string(key); }
+  // Corruption when something other than a regular file (a directory) is at `key`'s path; OK
+  // when it is a file or absent (the read that follows says so).
+  Status CheckRegular(std::string_view key) const;
 
   std::string root_;  // absolute, no trailing '/'
 };

@@ -103,7 +103,7 @@ Result<GcResult> CollectGarbage(Store& store, const GcOptions& options) {
   const int64_t now = NowNs(options.lock);
   for (const LockInfo& l : locks) {
     if (lock != nullptr && l.key == lock->key()) continue;
-    if (now - l.refreshed_ns > options.lock.stale_after.count()) stale.push_back(l.key);
+    if (LockIsStale(l, now, options.lock.stale_after, nullptr)) stale.push_back(l.key);
   }
   if (options.dry_run) {
     out.stale_locks_removed = 0;
@@ -131,6 +131,8 @@ Result<GcResult> CollectGarbage(Store& store, const GcOptions& options) {
     CUTOVER_RETURN_IF_ERROR(store.Delete(key));
     ++out.stale_locks_removed;
   }
+  CUTOVER_ASSIGN_OR_RETURN(out.leftovers_removed,
+                           store.RemoveLeftovers(now - options.lock.stale_after.count()));
   CUTOVER_RETURN_IF_ERROR(lock->Release());
   return out;
 }

@@ -14,7 +14,9 @@
 //   - before the first delete gc writes a new epoch to the object gc-epoch; a push that sees an
 //     epoch other than its journal's drops the journal (it may name deleted chunks) and asks
 //     the store again;
-//   - stale locks (not refreshed within the grace period) are removed;
+//   - stale locks (not refreshed within the grace period, or whose holder on this host is gone:
+//     datasync/store_lock.h) are removed, and so are the temporaries killed Puts left in the
+//     store (Store::RemoveLeftovers) that are older than the grace period;
 //   - dry_run: takes no lock and deletes nothing; the result says what would be deleted.
 //
 // Thread-safety: one CollectGarbage per store at a time is enforced by the lock.
@@ -51,7 +53,8 @@ struct GcResult {
   uint64_t missing_objects = 0;  // named by a snapshot but not listed (the store lost them)
   uint64_t foreign_objects = 0;  // under chunks/ or packs/ but not datasync keys: left alone
   uint64_t stale_locks_removed = 0;
-  std::string epoch;  // the new gc epoch; empty when nothing was deleted
+  uint64_t leftovers_removed = 0;  // temporaries of killed Puts older than the grace period
+  std::string epoch;               // the new gc epoch; empty when nothing was deleted
 };
 
 Result<GcResult> CollectGarbage(Store& store, const GcOptions& options);

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <functional>
+#include <istream>
+#include <streambuf>
 #include <unordered_map>
 
 #include "datasync/shard.h"
@@ -191,7 +194,9 @@ Status CheckPath(const std::string& path, const std::string& where) {
   return Status::Ok();
 }
 
-Status CheckEntry(const Entry& e, const std::string& where) {
+// `max_chunk`: the chunker's max size; no chunk is longer (a longer one is a crafted manifest
+// that would make a reader allocate it).
+Status CheckEntry(const Entry& e, const std::string& where, uint64_t max_chunk) {
   CUTOVER_RETURN_IF_ERROR(CheckPath(e.path, where));
   if (e.mode > 07777) {
     return Status::InvalidArgument(where + ": mode " + std::to_string(e.mode) +
@@ -216,6 +221,12 @@ Status CheckEntry(const Entry& e, const std::string& where) {
     for (size_t k = 0; k < e.chunks.size(); ++k) {
       if (e.chunks[k].length == 0) {
         return Status::InvalidArgument(where + ": chunk " + std::to_string(k) + " is empty");
+      }
+      if (e.chunks[k].length > max_chunk) {
+        return Status::InvalidArgument(where + ": chunk " + std::to_string(k) + " length " +
+                                       std::to_string(e.chunks[k].length) +
+                                       " is above the chunker's max size " +
+                                       std::to_string(max_chunk));
       }
       if (e.chunks[k].length > UINT64_MAX - sum) {
         return Status::InvalidArgument(where + ": chunk lengths overflow");
@@ -288,55 +299,185 @@ Result<Entry> ParseEntry(const json& j, size_t index) {
   return e;
 }
 
-Result<std::string> Decompress(std::string_view bytes) {
-  // Every zstd frame starts with the magic number 0xFD2FB528, little-endian.
-  static constexpr unsigned char kMagic[4] = {0x28, 0xb5, 0x2f, 0xfd};
-  if (bytes.size() < 4 || std::memcmp(bytes.data(), kMagic, 4) != 0) {
-    return Status::Corruption("manifest: not zstd data");
-  }
-  ZSTD_DCtx* dctx = ZSTD_createDCtx();
-  if (dctx == nullptr) return Status::Internal("manifest: cannot allocate a zstd context");
-  std::string out;
-  ZSTD_inBuffer in{bytes.data(), bytes.size(), 0};
-  size_t ret = 1;
-  std::string buf(ZSTD_DStreamOutSize(), '\0');
-  while (in.pos < in.size) {
-    ZSTD_outBuffer o{buf.data(), buf.size(), 0};
-    ret = ZSTD_decompressStream(dctx, &o, &in);
-    if (ZSTD_isError(ret)) {
-      ZSTD_freeDCtx(dctx);
-      return Status::Corruption(std::string("manifest: corrupt zstd data: ") +
-                                ZSTD_getErrorName(ret));
-    }
-    if (out.size() + o.pos > kMaxManifestBytes) {
-      ZSTD_freeDCtx(dctx);
-      return Status::Corruption("manifest: larger than " + std::to_string(kMaxManifestBytes) +
-                                " bytes");
-    }
-    out.append(buf.data(), o.pos);
-    if (ret == 0 && in.pos < in.size) {
-      ZSTD_freeDCtx(dctx);
-      return Status::Corruption("manifest: corrupt zstd data: trailing bytes after the frame");
+// The manifest's text, decompressed piece by piece as the parser asks for it: never the whole
+// text in memory. It refuses more text than the entries read so far can take (a zstd bomb of
+// whitespace stops after ~1 MiB, not at kMaxManifestBytes), a corrupt or truncated frame and
+// bytes after the frame; the reason is in status() and the parser sees the end of its input.
+class ZstdSource : public std::streambuf {
+ public:
+  ZstdSource(std::string_view bytes, const uint64_t* items)
+      : dctx_(ZSTD_createDCtx()),
+        in_{bytes.data(), bytes.size(), 0},
+        items_(items),
+        buf_(ZSTD_DStreamOutSize(), '\0') {
+    // Every zstd frame starts with the magic number 0xFD2FB528, little-endian.
+    static constexpr unsigned char kMagic[4] = {0x28, 0xb5, 0x2f, 0xfd};
+    if (bytes.size() < 4 || std::memcmp(bytes.data(), kMagic, 4) != 0) {
+      status_ = Status::Corruption("manifest: not zstd data");
+    } else if (dctx_ == nullptr) {
+      status_ = Status::Internal("manifest: cannot allocate a zstd context");
     }
   }
-  // Flush whatever the decoder still holds.
-  while (ret != 0) {
-    ZSTD_outBuffer o{buf.data(), buf.size(), 0};
-    ret = ZSTD_decompressStream(dctx, &o, &in);
-    if (ZSTD_isError(ret) || o.pos == 0) {
-      ZSTD_freeDCtx(dctx);
-      return Status::Corruption("manifest: corrupt zstd data: truncated frame");
+  ~ZstdSource() override { ZSTD_freeDCtx(dctx_); }
+
+  const Status& status() const { return status_; }
+
+ protected:
+  int_type underflow() override {
+    if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+    while (status_.ok() && !done_) {
+      ZSTD_outBuffer o{buf_.data(), buf_.size(), 0};
+      const size_t ret = ZSTD_decompressStream(dctx_, &o, &in_);
+      if (ZSTD_isError(ret)) {
+        status_ = Status::Corruption(std::string("manifest: corrupt zstd data: ") +
+                                     ZSTD_getErrorName(ret));
+        break;
+      }
+      total_ += o.pos;
+      const uint64_t allowed = kManifestBaseBytes + kManifestBytesPerItem * *items_;
+      if (total_ > kMaxManifestBytes || total_ > allowed) {
+        status_ = Status::Corruption(
+            "manifest: larger than " + std::to_string(std::min(allowed, kMaxManifestBytes)) +
+            " bytes (what " + std::to_string(*items_) + " entries and chunks can take)");
+        break;
+      }
+      if (ret == 0) {  // the frame is complete
+        done_ = true;
+        if (in_.pos < in_.size) {
+          status_ =
+              Status::Corruption("manifest: corrupt zstd data: trailing bytes after the frame");
+          break;
+        }
+      } else if (o.pos == 0 && in_.pos == in_.size) {
+        status_ = Status::Corruption("manifest: corrupt zstd data: truncated frame");
+        break;
+      }
+      if (o.pos > 0) {
+        setg(buf_.data(), buf_.data(), buf_.data() + o.pos);
+        return traits_type::to_int_type(*gptr());
+      }
     }
-    if (out.size() + o.pos > kMaxManifestBytes) {
-      ZSTD_freeDCtx(dctx);
-      return Status::Corruption("manifest: larger than " + std::to_string(kMaxManifestBytes) +
-                                " bytes");
-    }
-    out.append(buf.data(), o.pos);
+    return traits_type::eof();
   }
-  ZSTD_freeDCtx(dctx);
-  return out;
-}
+
+ private:
+  ZSTD_DCtx* dctx_;
+  ZSTD_inBuffer in_;
+  const uint64_t* items_;
+  std::string buf_;
+  uint64_t total_ = 0;
+  bool done_ = false;
+  Status status_;
+};
+
+// Builds the manifest's header as a small JSON document while its parser streams through the
+// text, and hands over each element of the top-level "entries" array as soon as it is complete
+// (parsed and checked alone with ParseEntry and CheckEntry), so no more than one entry is ever
+// held as JSON. The header's "entries" stays an empty array.
+class ManifestSax {
+ public:
+  using OnEntry = std::function<Status(Entry&&)>;
+  explicit ManifestSax(const OnEntry& on_entry) : on_entry_(on_entry) {}
+
+  bool null() { return Value(nullptr); }
+  bool boolean(bool v) { return Value(v); }
+  bool number_integer(json::number_integer_t v) { return Value(v); }
+  bool number_unsigned(json::number_unsigned_t v) { return Value(v); }
+  bool number_float(json::number_float_t v, const std::string&) { return Value(v); }
+  bool string(std::string& v) { return Value(std::move(v)); }
+  bool binary(json::binary_t&) { return Fail(Status::Corruption("manifest: not JSON")); }
+  bool start_object(std::size_t) { return Open(json::object()); }
+  bool start_array(std::size_t) { return Open(json::array()); }
+  bool end_object() { return Close(); }
+  bool end_array() { return Close(); }
+  bool key(std::string& k) {
+    key_ = std::move(k);
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) {
+    return Fail(Status::Corruption("manifest: not JSON"));
+  }
+
+  json& root() { return root_; }
+  const Status& status() const { return status_; }
+  bool saw_entries() const { return saw_entries_; }
+  // Entries and chunks read so far (what the text may grow with).
+  const uint64_t* items() const { return &items_; }
+
+ private:
+  bool Fail(Status s) {
+    if (status_.ok()) status_ = std::move(s);
+    return false;
+  }
+  // Places `v` where the parser is: the root, the current entry, or inside the open container.
+  json* Place(json v) {
+    if (stack_.empty()) {
+      root_ = std::move(v);
+      return &root_;
+    }
+    json* top = stack_.back();
+    if (top == nullptr) {  // an element of "entries"
+      entry_ = std::move(v);
+      return &entry_;
+    }
+    if (top->is_object()) {
+      json& slot = (*top)[key_];
+      slot = std::move(v);
+      return &slot;
+    }
+    top->push_back(std::move(v));
+    return &top->back();
+  }
+  bool Value(json v) {
+    json* placed = Place(std::move(v));
+    if (!stack_.empty() && stack_.back() == nullptr) return EntryDone(*placed);
+    return true;
+  }
+  bool Open(json v) {
+    if (stack_.size() == 1 && stack_[0] == &root_ && root_.is_object() && key_ == "entries" &&
+        v.is_array()) {
+      if (saw_entries_) return Fail(Status::InvalidArgument("manifest: two \"entries\" arrays"));
+      saw_entries_ = true;
+      root_["entries"] = json::array();
+      stack_.push_back(nullptr);
+      return true;
+    }
+    stack_.push_back(Place(std::move(v)));
+    return true;
+  }
+  bool Close() {
+    json* closed = stack_.back();
+    stack_.pop_back();
+    if (closed == &entry_ && !stack_.empty() && stack_.back() == nullptr) return EntryDone(entry_);
+    return true;
+  }
+  bool EntryDone(const json& j) {
+    const size_t index = count_++;
+    Result<Entry> e = ParseEntry(j, index);
+    if (!e.ok()) return Fail(e.status());
+    auto chunker = root_.find("chunker");
+    if (chunker == root_.end() || !chunker->is_object() || !chunker->contains("max") ||
+        !(*chunker)["max"].is_number_unsigned()) {
+      return Fail(Status::InvalidArgument("manifest: no \"chunker\" before \"entries\""));
+    }
+    Status s = CheckEntry(*e, EntryWhere(index), (*chunker)["max"].get<uint64_t>());
+    if (!s.ok()) return Fail(std::move(s));
+    items_ += 1 + e->chunks.size();
+    entry_ = json();
+    s = on_entry_(std::move(e).value());
+    return s.ok() || Fail(std::move(s));
+  }
+
+  const OnEntry& on_entry_;
+  json root_;
+  json entry_;                // the entry being built
+  std::vector<json*> stack_;  // open containers; nullptr: the "entries" array
+  std::string key_;
+  bool saw_entries_ = false;
+  size_t count_ = 0;
+  uint64_t items_ = 0;
+  Status status_;
+};
 
 }  // namespace
 
@@ -365,9 +506,9 @@ Status ValidateHeader(const Manifest& m) {
   if (m.shard.has_value()) {
     const ShardInfo& sh = *m.shard;
     if (sh.count < 1 || sh.count > kMaxShards || sh.index < 1 || sh.index > sh.count) {
-      return Status::InvalidArgument("manifest: shard " + std::to_string(sh.index) + "/" +
-                                     std::to_string(sh.count) + " is not I/N with 1 <= I <= N <= " +
-                                     std::to_string(kMaxShards));
+      return Status::InvalidArgument(
+          "manifest: shard " + std::to_string(sh.index) + "/" + std::to_string(sh.count) +
+          " is not I/N with 1 <= I <= N <= " + std::to_string(kMaxShards));
     }
   }
   return Status::Ok();
@@ -391,7 +532,7 @@ Status ValidateManifest(const Manifest& m) {
   index.reserve(m.entries.size());
   for (size_t i = 0; i < m.entries.size(); ++i) {
     const Entry& e = m.entries[i];
-    CUTOVER_RETURN_IF_ERROR(CheckEntry(e, EntryWhere(i)));
+    CUTOVER_RETURN_IF_ERROR(CheckEntry(e, EntryWhere(i), m.chunker.max_size));
     auto [it, inserted] = index.emplace(e.path, i);
     if (!inserted) {
       return Status::InvalidArgument(EntryWhere(i) + ": path " + Quote(e.path) + " repeats entry " +
@@ -556,7 +697,7 @@ Result<std::unique_ptr<ManifestWriter>> ManifestWriter::Begin(const Manifest& he
 Status ManifestWriter::Add(const Entry& e) {
   Impl& w = *impl_;
   const std::string where = EntryWhere(w.count);
-  CUTOVER_RETURN_IF_ERROR(CheckEntry(e, where));
+  CUTOVER_RETURN_IF_ERROR(CheckEntry(e, where, w.header.chunker.max_size));
   if (w.check_order) {
     if (w.count > 0 && !WalkOrderLess(w.last, e.path)) {
       return Status::InvalidArgument(where + ": path " + Quote(e.path) + " comes after " +
@@ -599,10 +740,10 @@ Result<std::string> EncodeManifest(const Manifest& m) {
   return w->Finish();
 }
 
-Result<Manifest> DecodeManifest(std::string_view bytes) {
-  CUTOVER_ASSIGN_OR_RETURN(std::string text, Decompress(bytes));
-  json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return Status::Corruption("manifest: not JSON");
+namespace {
+
+// The manifest's fields but its entries, from the document ManifestSax built.
+Result<Manifest> ParseHeader(const json& doc) {
   if (!doc.is_object()) return Status::InvalidArgument("manifest: not a JSON object");
   Fields f(doc, "manifest");
   auto fmt = doc.find("format");
@@ -640,15 +781,6 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
   CUTOVER_ASSIGN_OR_RETURN(m.chunker.min_size, cf.U64("min"));
   CUTOVER_ASSIGN_OR_RETURN(m.chunker.avg_size, cf.U64("avg"));
   CUTOVER_ASSIGN_OR_RETURN(m.chunker.max_size, cf.U64("max"));
-  auto entries = doc.find("entries");
-  if (entries == doc.end() || !entries->is_array()) {
-    return Status::InvalidArgument("manifest: no \"entries\" array");
-  }
-  m.entries.reserve(entries->size());
-  for (size_t i = 0; i < entries->size(); ++i) {
-    CUTOVER_ASSIGN_OR_RETURN(Entry e, ParseEntry((*entries)[i], i));
-    m.entries.push_back(std::move(e));
-  }
   if (auto sh = doc.find("shard"); sh != doc.end()) {
     if (!sh->is_object()) return Status::InvalidArgument("manifest: \"shard\" is not an object");
     Fields sf(*sh, "manifest: shard");
@@ -668,6 +800,34 @@ Result<Manifest> DecodeManifest(std::string_view bytes) {
     info.tree_digest = *id;
     m.shard = info;
   }
+  return m;
+}
+
+}  // namespace
+
+Result<Manifest> ReadManifest(std::string_view bytes,
+                              const std::function<Status(Entry&&)>& on_entry) {
+  ManifestSax sax(on_entry);
+  ZstdSource source(bytes, sax.items());
+  if (!source.status().ok()) return source.status();
+  std::istream text(&source);
+  const bool parsed = json::sax_parse(text, &sax);
+  if (!source.status().ok()) return source.status();  // the reason the text ended
+  if (!sax.status().ok()) return sax.status();
+  if (!parsed) return Status::Corruption("manifest: not JSON");
+  if (sax.root().is_object() && !sax.saw_entries()) {
+    return Status::InvalidArgument("manifest: no \"entries\" array");
+  }
+  return ParseHeader(sax.root());
+}
+
+Result<Manifest> DecodeManifest(std::string_view bytes) {
+  std::vector<Entry> entries;
+  CUTOVER_ASSIGN_OR_RETURN(Manifest m, ReadManifest(bytes, [&entries](Entry&& e) {
+                             entries.push_back(std::move(e));
+                             return Status::Ok();
+                           }));
+  m.entries = std::move(entries);
   CUTOVER_RETURN_IF_ERROR(ValidateManifest(m));
   return m;
 }

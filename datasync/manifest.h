@@ -28,6 +28,7 @@
 #define CUTOVER_DATASYNC_MANIFEST_H_
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,8 +44,13 @@ namespace cutover {
 // Bump when the manifest's layout or meaning changes; readers refuse a newer format.
 inline constexpr int kManifestFormat = 1;
 
-// A manifest larger than this once decompressed is refused (a defence against zstd bombs).
+// A manifest larger than this once decompressed is refused (a defence against zstd bombs), and
+// so is one whose text outgrows what its entries can take: kManifestBaseBytes plus
+// kManifestBytesPerItem for each entry and each chunk read so far (an entry's JSON, with a
+// 4096-byte path and target both hex-encoded, stays well below it).
 inline constexpr uint64_t kMaxManifestBytes = uint64_t{4} << 30;
+inline constexpr uint64_t kManifestBaseBytes = uint64_t{1} << 20;
+inline constexpr uint64_t kManifestBytesPerItem = uint64_t{32} << 10;
 
 enum class EntryType { kFile, kDir, kSymlink };
 
@@ -77,10 +83,10 @@ struct Entry {
 // A sharded push's part of a snapshot (datasync/shard.h): which share of the tree it holds,
 // and what the whole tree looked like to it, so a merge can prove its parts partition one tree.
 struct ShardInfo {
-  uint32_t index = 0;        // 1..count
-  uint32_t count = 0;        // 1..kMaxShards
-  uint64_t tree_entries = 0; // entries of the whole tree, every shard's
-  ChunkId tree_digest{};     // SHA-256 over the whole tree's paths and types, in walk order
+  uint32_t index = 0;         // 1..count
+  uint32_t count = 0;         // 1..kMaxShards
+  uint64_t tree_entries = 0;  // entries of the whole tree, every shard's
+  ChunkId tree_digest{};      // SHA-256 over the whole tree's paths and types, in walk order
 
   bool operator==(const ShardInfo&) const = default;
 };
@@ -144,6 +150,15 @@ class ManifestWriter {
 //     "manifest entry 4: parent \"a\" of \"a/b\" is a symlink, not a directory"
 //   (entries are numbered from 0; see manifest_test.cc for every message).
 Result<Manifest> DecodeManifest(std::string_view bytes);
+
+// Reads a manifest as a stream, as DecodeManifest does (the same errors), without holding it:
+// the text is decompressed and parsed piece by piece (never the whole text, never a JSON
+// document of it), and `on_entry` gets each entry in order as soon as it is read, checked alone
+// (its fields, its path, each chunk no longer than the chunker's max size). Returns the header
+// (every field but the entries), or the first error, `on_entry`'s included. The checks across
+// entries (no repeat, nothing below a file or symlink) are DecodeManifest's.
+Result<Manifest> ReadManifest(std::string_view bytes,
+                              const std::function<Status(Entry&&)>& on_entry);
 
 }  // namespace cutover
 

@@ -14,11 +14,16 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
 #include "core/failpoint.h"
 #include "core/file_util.h"
 #include "datasync/chunk_hasher.h"
+#include "datasync/extras.h"
 #include "datasync/manifest.h"
+#include "datasync/state.h"
+#include "datasync/store_config.h"
 #include "datasync/task_pool.h"
 
 namespace cutover {
@@ -40,19 +45,18 @@ struct timespec Ts(int64_t ns) {
   return t;
 }
 
-// ".<name>.cutover-tmp" beside `full`. The same name in every run, so a pull that was killed
-// leaves at most one temporary per file, and the next pull of the same snapshot truncates and
-// renames it: a resumed pull leaves no litter.
-std::string TempNameFor(const std::string& full) {
-  size_t slash = full.rfind('/');
-  return full.substr(0, slash + 1) + "." + full.substr(slash + 1) + ".cutover-tmp";
-}
+// The private directory, directly under DEST, that holds a pull's temporaries while they are
+// written: the first of ".cutover-pull", ".cutover-pull.1", ... that the snapshot does not name
+// at its top level and that DEST does not hold as anything but a directory. Temporaries never
+// sit beside the entries, so no name a snapshot may hold (".x.cutover-tmp" included) is ever
+// created, truncated or removed by the pull, and a temporary's name does not grow with the
+// entry's (a 255-byte name restores like any other).
+constexpr char kTempDirName[] = ".cutover-pull";
 
-bool IsTempName(const std::string& name) {
-  constexpr std::string_view kSuffix = ".cutover-tmp";
-  return name.size() > kSuffix.size() + 1 && name[0] == '.' &&
-         name.compare(name.size() - kSuffix.size(), kSuffix.size(), kSuffix) == 0;
-}
+// A temporary's name in the private directory: 32 hex digits of the SHA-256 of the entry's path.
+// The same name in every run, so a pull that was killed leaves at most one temporary per file,
+// and the next pull of the same snapshot reads what it had written and replaces it.
+std::string TempLeafFor(const std::string& path) { return ToHex(Sha256Of(path)).substr(0, 32); }
 
 // Reads exactly `len` bytes at `offset` of the open file `fd`; false on a short read or error.
 bool ReadAt(int fd, uint64_t offset, std::string* out, size_t len) {
@@ -92,6 +96,95 @@ class Puller {
  public:
   Puller(Store& store, std::string dest) : store_(store), dest_(std::move(dest)) {}
 
+  // Picks and creates the private directory for temporaries (kTempDirName above), avoiding
+  // the snapshot's own top-level names and anything in DEST that is not a directory.
+  Status MakeTempDir(const std::set<std::string>& top_level) {
+    for (int i = 0;; ++i) {
+      std::string leaf = kTempDirName + (i == 0 ? std::string() : "." + std::to_string(i));
+      if (top_level.count(leaf) != 0) continue;
+      std::string full = dest_ + "/" + leaf;
+      struct stat st;
+      if (::lstat(full.c_str(), &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) continue;  // the user's file: left alone
+      } else if (errno != ENOENT) {
+        return Status::IoError(Errno("cannot stat", full));
+      } else if (::mkdir(full.c_str(), 0700) != 0) {
+        return Status::IoError(Errno("cannot create directory", full));
+      }
+      temp_leaf_ = leaf;
+      temp_dir_ = full;
+      return Status::Ok();
+    }
+  }
+
+  // Removes the private directory and whatever temporaries are left in it (its names are only
+  // ever pull's own). Nothing else in DEST is touched.
+  void RemoveTempDir() {
+    if (temp_dir_.empty()) return;
+    if (DIR* d = ::opendir(temp_dir_.c_str())) {
+      while (struct dirent* ent = ::readdir(d)) {
+        if (std::strcmp(ent->d_name, ".") != 0 && std::strcmp(ent->d_name, "..") != 0) {
+          ::unlinkat(::dirfd(d), ent->d_name, 0);
+        }
+      }
+      ::closedir(d);
+    }
+    ::rmdir(temp_dir_.c_str());
+  }
+
+  std::string TempFor(const Entry& e) const { return temp_dir_ + "/" + TempLeafFor(e.path); }
+
+  // Removes (lists, in a dry run) what DEST holds that `m` does not name, but for the private
+  // directory of temporaries (datasync/extras.h: never through a symlink).
+  Status DeleteExtras(const Manifest& m) {
+    std::unordered_set<std::string_view> named;
+    for (const Entry& e : m.entries) named.insert(e.path);
+    return ForEachExtra(
+        dest_,
+        [this, &named](const std::string& path) {
+          return path == temp_leaf_ || named.count(path) != 0;
+        },
+        [this](const std::string& path, bool is_dir) {
+          result_.deleted.push_back(is_dir ? path + "/" : path);
+        },
+        /*remove=*/opts_ == nullptr || !opts_->dry_run);
+  }
+
+  // Records that `e` was not restored. Store-wide failures (the store unreachable) stop the
+  // pull; anything else about one entry is recorded and the others go on.
+  Status Record(const Entry& e, Status s) {
+    if (s.ok() || s.code() == Code::kUnavailable || s.code() == Code::kInternal) return s;
+    std::string text = s.message();
+    if (text.starts_with("pull: ")) text.erase(0, 6);
+    if (text.find(e.path) == std::string::npos) text = e.path + ": " + text;
+    std::lock_guard<std::mutex> l(failures_mu_);
+    failures_.emplace_back(e.path, Status(s.code(), std::move(text)));
+    return Status::Ok();
+  }
+
+  // One status naming every entry not restored (OK when none): its code is Corruption when
+  // every failure is a corrupt or missing chunk (a finding), else the first other failure's.
+  Status Failures() {
+    std::lock_guard<std::mutex> l(failures_mu_);
+    if (failures_.empty()) return Status::Ok();
+    std::sort(failures_.begin(), failures_.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    Code code = Code::kCorruption;
+    std::string text = "pull: " + std::to_string(failures_.size()) +
+                       (failures_.size() == 1 ? " entry" : " entries") + " not restored";
+    constexpr size_t kListed = 20;
+    for (size_t i = 0; i < failures_.size(); ++i) {
+      if (failures_[i].second.code() != Code::kCorruption && code == Code::kCorruption) {
+        code = failures_[i].second.code();
+      }
+      if (i < kListed) text += (i == 0 ? ": " : "; ") + failures_[i].second.message();
+    }
+    if (failures_.size() > kListed) {
+      text += "; and " + std::to_string(failures_.size() - kListed) + " more";
+    }
+    return Status(code, text);
+  }
+
   // Makes sure every parent of `path` under DEST is a real directory (creating missing ones).
   Status PrepareParents(const std::string& path) {
     for (size_t slash = path.find('/'); slash != std::string::npos;
@@ -121,6 +214,12 @@ class Puller {
         return Status::InvalidArgument("pull: " + full +
                                        " exists and is not a directory; remove it first");
       }
+      // A directory an earlier pull made read-only (mode 555) is made writable for its owner
+      // while its entries are written; FinishDirs gives it the snapshot's mode again.
+      if ((st.st_mode & (S_IWUSR | S_IXUSR)) != (S_IWUSR | S_IXUSR) &&
+          ::chmod(full.c_str(), (st.st_mode & 07777) | S_IRWXU) != 0) {
+        return Status::IoError(Errno("cannot make writable", full));
+      }
       return Status::Ok();
     }
     if (::mkdir(full.c_str(), 0700) != 0)
@@ -128,18 +227,26 @@ class Puller {
     return Status::Ok();
   }
 
+  // Drops a chunk or pack the store proved missing or corrupt from the journal.
+  void Disproved(const std::string& key) {
+    if (opts_ == nullptr || opts_->state == nullptr) return;
+    (void)opts_->state->ForgetConfirmed(store_.Url(), key);  // a hint: failing costs nothing
+  }
+
   Result<std::string> FetchChunk(const Entry& e, const ChunkRef& c) {
+    const std::string key = c.packed ? store_.Names().Pack(c.pack) : store_.Names().Chunk(c.id);
     Result<std::string> bytes =
-        c.packed ? store_.GetRange(store_.Names().Pack(c.pack), c.pack_offset, c.length)
-                 : store_.Get(store_.Names().Chunk(c.id));
+        c.packed ? store_.GetRange(key, c.pack_offset, c.length) : store_.Get(key);
     if (!bytes.ok()) {
       if (bytes.status().code() == Code::kCorruption || bytes.status().code() == Code::kNotFound) {
+        Disproved(key);
         return Status::Corruption("pull: file " + e.path + ": chunk " + ToHex(c.id) + ": " +
                                   bytes.status().message());
       }
       return bytes.status();
     }
     if (bytes->size() != c.length || Sha256Of(*bytes) != c.id) {
+      Disproved(key);
       return Status::Corruption("pull: file " + e.path + ": chunk " + ToHex(c.id) +
                                 " is corrupt in the store (its SHA-256 does not match)");
     }
@@ -158,11 +265,13 @@ class Puller {
     return chunks.ok() ? std::move(chunks).value() : std::vector<Chunk>{};
   }
 
-  // Indexes the chunks of DEST's regular files that the snapshot does not name (a file moved
-  // or renamed since the last pull, an old copy), so any file of the snapshot can take its
-  // chunks from them. Those files are never written by the pull, so they stay valid sources.
-  // Unreadable files and directories are skipped: their chunks are downloaded instead.
-  Status IndexOthers(const std::set<std::string>& named, int jobs) {
+  // Indexes the chunks of DEST's regular files that the snapshot does not name but that have
+  // the size of one of its files (`sizes`): a file moved or renamed since the last pull. Those
+  // files are never written by the pull, so they stay valid sources. Files of other sizes are
+  // not read at all (a large unrelated file in DEST costs nothing); unreadable files and
+  // directories are skipped: their chunks are downloaded instead.
+  Status IndexOthers(const std::set<std::string>& named, const std::set<uint64_t>& sizes,
+                     int jobs) {
     std::vector<std::string> files;
     std::vector<std::string> pending = {""};
     while (!pending.empty()) {
@@ -173,13 +282,14 @@ class Puller {
       if (d == nullptr) continue;
       while (struct dirent* ent = ::readdir(d)) {
         const std::string name = ent->d_name;
-        if (name == "." || name == ".." || IsTempName(name)) continue;
+        if (name == "." || name == ".." || (rel.empty() && name == temp_leaf_)) continue;
         const std::string path = rel.empty() ? name : rel + "/" + name;
         struct stat st;
         if (::fstatat(::dirfd(d), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) continue;
         if (S_ISDIR(st.st_mode)) {
           pending.push_back(path);
-        } else if (S_ISREG(st.st_mode) && st.st_size > 0 && named.count(path) == 0) {
+        } else if (S_ISREG(st.st_mode) && st.st_size > 0 && named.count(path) == 0 &&
+                   sizes.count(static_cast<uint64_t>(st.st_size)) != 0) {
           files.push_back(path);
         }
       }
@@ -264,7 +374,7 @@ class Puller {
       }
     }
     int old_fd = local.empty() ? -1 : ::open(full.c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-    std::string tmp = TempNameFor(full);
+    std::string tmp = TempFor(e);
     // A pull killed while writing this file left the chunks it had written in the temporary:
     // they are read from there (each checked against its hash), so a resumed pull downloads
     // again at most the chunk each worker had in flight. The old temporary is unlinked and read
@@ -339,7 +449,7 @@ class Puller {
 
   Status Symlink(const Entry& e) {
     std::string full = dest_ + "/" + e.path;
-    std::string tmp = TempNameFor(full);
+    std::string tmp = TempFor(e);
     ::unlink(tmp.c_str());
     if (::symlink(e.target.c_str(), tmp.c_str()) != 0)
       return Status::IoError(Errno("cannot create symlink", tmp));
@@ -365,12 +475,14 @@ class Puller {
     // Deepest first, so setting a child's times does not disturb its parent's.
     for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) {
       std::string full = dest_ + "/" + (*it)->path;
-      if (::chmod(full.c_str(), (*it)->mode) != 0)
-        return Status::IoError(Errno("cannot chmod", full));
+      Status s;
       struct timespec times[2] = {Ts((*it)->mtime_ns), Ts((*it)->mtime_ns)};
-      if (::utimensat(AT_FDCWD, full.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
-        return Status::IoError(Errno("cannot set mtime", full));
+      if (::chmod(full.c_str(), (*it)->mode) != 0) {
+        s = Status::IoError(Errno("cannot chmod", full));
+      } else if (::utimensat(AT_FDCWD, full.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
+        s = Status::IoError(Errno("cannot set mtime", full));
       }
+      CUTOVER_RETURN_IF_ERROR(Record(**it, std::move(s)));
     }
     return Status::Ok();
   }
@@ -389,8 +501,62 @@ class Puller {
 
   Store& store_;
   std::string dest_;
+  std::string temp_leaf_, temp_dir_;     // the private directory (MakeTempDir)
   std::map<ChunkId, Elsewhere> others_;  // filled by IndexOthers, read-only after it
+  std::mutex failures_mu_;
+  std::vector<std::pair<std::string, Status>> failures_;  // guarded by failures_mu_
 };
+
+// Directories first (sorted order puts a parent before its children), then the files in
+// parallel, then the symlinks (so no file is ever written through a symlink just made), then,
+// with delete_extra and nothing failed, what the snapshot lacks, then the directories' modes
+// and times. An entry that fails is recorded (Puller::Record) and the others go on (an entry
+// whose parent is not a directory is not attempted: nothing is written through what is in the
+// way); only a store-wide failure returns early.
+Status RestoreAll(Puller& p, const Manifest& m, const PullOptions& opts) {
+  std::vector<const Entry*> dirs;
+  std::vector<char> blocked(m.entries.size(), 0);
+  for (size_t i = 0; i < m.entries.size(); ++i) {
+    const Entry& e = m.entries[i];
+    if (!opts.dry_run) {
+      Status s = p.PrepareParents(e.path);
+      if (s.ok() && e.type == EntryType::kDir) s = p.Dir(e);
+      if (!s.ok()) {
+        blocked[i] = 1;
+        CUTOVER_RETURN_IF_ERROR(p.Record(e, std::move(s)));
+        continue;
+      }
+    }
+    if (e.type == EntryType::kDir) {
+      dirs.push_back(&e);
+      ++p.result_.dirs;
+    }
+  }
+  Status s;
+  {
+    TaskPool pool(opts.jobs, static_cast<size_t>(opts.jobs) * 2);
+    for (size_t i = 0; i < m.entries.size(); ++i) {
+      const Entry& e = m.entries[i];
+      if (e.type != EntryType::kFile || blocked[i]) continue;
+      pool.Submit([&p, &e] { return p.Record(e, p.File(e)); });
+      ++p.result_.files;
+    }
+    s = pool.Wait();
+  }
+  for (size_t i = 0; i < m.entries.size() && s.ok(); ++i) {
+    const Entry& e = m.entries[i];
+    if (e.type != EntryType::kSymlink || blocked[i]) continue;
+    if (!opts.dry_run) s = p.Record(e, p.Symlink(e));
+    ++p.result_.symlinks;
+  }
+  if (s.ok() && opts.delete_extra && p.Failures().ok()) s = p.DeleteExtras(m);
+  // Even after a store-wide failure, so directories made writable get their modes back.
+  if (!opts.dry_run) {
+    Status finished = p.FinishDirs(dirs);
+    if (s.ok()) s = finished;
+  }
+  return s;
+}
 
 }  // namespace
 
@@ -405,8 +571,14 @@ Result<PullResult> Pull(Store& store, const std::string& name, const std::string
     return bytes.status();
   }
   auto decoded = DecodeManifest(*bytes);
-  if (!decoded.ok()) return decoded.status().WithContext("pull: snapshot " + name);
+  if (!decoded.ok()) {
+    // A manifest that cannot be read is bad input (exit 2), as verify and ls say; Corruption
+    // (a finding, exit 1) is kept for chunks that fail their hash.
+    return Status::InvalidArgument("pull: snapshot " + name + ": " + decoded.status().message());
+  }
   Manifest m = std::move(decoded).value();
+  CUTOVER_RETURN_IF_ERROR(
+      CheckManifestChunker(store, m.chunker).WithContext("pull: snapshot " + name));
   std::sort(m.entries.begin(), m.entries.end(),
             [](const Entry& a, const Entry& b) { return a.path < b.path; });
   if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(MakeDirs(dest_dir));
@@ -418,41 +590,25 @@ Result<PullResult> Pull(Store& store, const std::string& name, const std::string
   p.opts_ = &opts;
   p.chunker_ = m.chunker;
   {
-    std::set<std::string> named;
-    for (const Entry& e : m.entries) named.insert(e.path);
-    CUTOVER_RETURN_IF_ERROR(p.IndexOthers(named, opts.jobs));
+    std::set<std::string> named, top_level;
+    std::set<uint64_t> sizes;
+    for (const Entry& e : m.entries) {
+      named.insert(e.path);
+      if (e.type == EntryType::kFile) sizes.insert(e.size);
+      if (e.path.find('/') == std::string::npos) top_level.insert(e.path);
+    }
+    if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(p.MakeTempDir(top_level));
+    CUTOVER_RETURN_IF_ERROR(p.IndexOthers(named, sizes, opts.jobs));
   }
   if (opts.on_total) {
     uint64_t total = 0;
     for (const Entry& e : m.entries) total += e.size;
     opts.on_total(total);
   }
-  // Directories first (sorted order puts a parent before its children), then the files in
-  // parallel, then the symlinks (so no file is ever written through a symlink just made).
-  std::vector<const Entry*> dirs;
-  for (const Entry& e : m.entries) {
-    if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(p.PrepareParents(e.path));
-    if (e.type == EntryType::kDir) {
-      if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(p.Dir(e));
-      dirs.push_back(&e);
-      ++p.result_.dirs;
-    }
-  }
-  {
-    TaskPool pool(opts.jobs, static_cast<size_t>(opts.jobs) * 2);
-    for (const Entry& e : m.entries) {
-      if (e.type != EntryType::kFile) continue;
-      pool.Submit([&p, &e] { return p.File(e); });
-      ++p.result_.files;
-    }
-    CUTOVER_RETURN_IF_ERROR(pool.Wait());
-  }
-  for (const Entry& e : m.entries) {
-    if (e.type != EntryType::kSymlink) continue;
-    if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(p.Symlink(e));
-    ++p.result_.symlinks;
-  }
-  if (!opts.dry_run) CUTOVER_RETURN_IF_ERROR(p.FinishDirs(dirs));
+  Status s = RestoreAll(p, m, opts);
+  p.RemoveTempDir();
+  CUTOVER_RETURN_IF_ERROR(s);
+  CUTOVER_RETURN_IF_ERROR(p.Failures());
   p.result_.bytes = p.bytes_.load();
   p.result_.downloaded_bytes = p.downloaded_bytes_.load();
   p.result_.reused_bytes = p.reused_bytes_.load();

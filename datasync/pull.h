@@ -1,7 +1,8 @@
 // Pull: restores a snapshot from a store into a directory, files downloaded by `jobs` worker
 // threads (one file per worker at a time). Chunks DEST already holds are not downloaded: the
-// file at the same path, and every regular file of DEST the snapshot does not name (a file
-// moved or renamed since the last pull), are chunked with the snapshot's chunker, and each
+// file at the same path, and every regular file of DEST the snapshot does not name but that
+// has the size of one of its files (a file moved or renamed since the last pull; files of other
+// sizes are not read), are chunked with the snapshot's chunker, and each
 // chunk they share with the snapshot is read from them (checked against its SHA-256 again)
 // instead. A file that already has the snapshot's bytes is not rewritten; only its mode and
 // mtime are set. So a re-pull after a small change, or after files moved, downloads only the
@@ -17,10 +18,21 @@
 //     a non-directory, so nothing is ever written outside DEST;
 //   - every chunk's SHA-256 is checked before its bytes are written; a corrupt chunk fails the
 //     pull with Corruption naming the file and the chunk;
-//   - each file is written under a temporary name (".<name>.cutover-tmp") in its final
-//     directory, fsynced, given its mode and mtime, then renamed into place: no partial file ever
-//     appears under its final name; symlinks likewise;
-//   - directory modes and mtimes are set last, deepest first.
+//   - each file is written under a temporary name in a private directory pull creates directly
+//     under DEST (".cutover-pull", or ".cutover-pull.N" when the snapshot or DEST has that name
+//     as something else) and removes when done; fsynced, given its mode and mtime, then renamed
+//     into place: no partial file ever appears under its final name; symlinks likewise. So no
+//     temporary shares a name with an entry a snapshot may hold, nothing in DEST outside the
+//     snapshot's paths is created or removed, and every name the file system allows restores
+//     (a temporary's name is 32 hex digits, whatever the entry's length). DEST must be one file
+//     system: an entry below a mount point inside DEST fails (rename across file systems);
+//   - directory modes and mtimes are set last, deepest first; a directory already in DEST without
+//     write permission for its owner (an earlier pull restored its mode 555) is made writable
+//     while its entries are written and gets the snapshot's mode back at the end;
+//   - an entry that cannot be restored (a file name the file system refuses, a corrupt chunk,
+//     something in the way) does not stop the others: every other entry is restored, and the
+//     pull then fails naming each one (Corruption when all are corrupt or missing chunks, else
+//     the first other failure's code). Only a store-wide failure (Unavailable) stops it early.
 //
 // Thread-safety: Pull may run from several threads or processes; those with the same DEST
 // exclude each other (see above).
@@ -30,11 +42,14 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "core/status.h"
 #include "datasync/store.h"
 
 namespace cutover {
+
+class DatasyncState;
 
 struct PullResult {
   uint64_t files = 0;
@@ -43,6 +58,9 @@ struct PullResult {
   uint64_t bytes = 0;             // file bytes written
   uint64_t downloaded_bytes = 0;  // chunk bytes read from the store
   uint64_t reused_bytes = 0;      // file bytes taken from DEST's files instead
+  // With delete_extra: DEST's entries the snapshot does not name, removed (or, in a dry run,
+  // to remove); a directory is listed once, with a trailing '/', for all it holds.
+  std::vector<std::string> deleted;
 };
 
 struct PullOptions {
@@ -54,6 +72,13 @@ struct PullOptions {
   std::function<void(uint64_t bytes)> on_confirmed;
   // Called once the manifest is read, with the snapshot's total file bytes.
   std::function<void(uint64_t total)> on_total;
+  // Set: each chunk or pack found missing or corrupt is dropped from its journal
+  // (DatasyncState::ForgetConfirmed), so the next push puts it again.
+  DatasyncState* state = nullptr;
+  // Removes what DEST holds that the snapshot does not name, once every entry is restored
+  // (nothing is removed when one failed); inside DEST only, never through a symlink
+  // (datasync/extras.h). With dry_run, lists it instead.
+  bool delete_extra = false;
 };
 
 // Restores snapshot `name` of `store` into `dest_dir` (created when missing).

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -117,6 +119,12 @@ class Pusher {
       e.mode = st.st_mode & 07777;
       e.mtime_ns = MtimeNs(st);
       const bool mine = !opts_.shard.has_value() || InShard(path, *opts_.shard);
+      if (S_ISDIR(st.st_mode) && store_dir_.has_value() && st.st_dev == store_dir_->first &&
+          st.st_ino == store_dir_->second) {
+        // A file:// store inside SRC would be pushed into its own snapshot: left out.
+        if (mine) result_.skipped.push_back(path + " (the store itself)");
+        continue;
+      }
       if (S_ISDIR(st.st_mode)) {
         e.type = EntryType::kDir;
         tree_.Add(path, e.type);
@@ -251,8 +259,10 @@ class Pusher {
         bool present = true;
         for (const ChunkRef& c : cached->chunks) {
           size += c.length;
-          CUTOVER_ASSIGN_OR_RETURN(bool have, Present(c.packed ? store_.Names().Pack(c.pack)
-                                                               : store_.Names().Chunk(c.id)));
+          CUTOVER_ASSIGN_OR_RETURN(
+              bool have, c.packed ? Present(store_.Names().Pack(c.pack), c.pack_offset + c.length,
+                                            /*exact=*/false)
+                                  : Present(store_.Names().Chunk(c.id), c.length, /*exact=*/true));
           if (!have) {
             present = false;
             break;
@@ -409,34 +419,46 @@ class Pusher {
     return take(/*upload=*/!small);
   }
 
-  // True when the store holds `key`: from this run, the journal, or by asking the store.
-  Result<bool> Present(const std::string& key) {
+  // True when the store holds `key` whole: seen whole in this run (put, or a Head whose size
+  // is `size`, or at least `size` when `exact` is false: a pack read in part), or journaled and
+  // not disproved since (a verify or pull drops what it finds missing or corrupt). An object of
+  // another size (truncated, a partial body) is not there: it is put again, whole.
+  Result<bool> Present(const std::string& key, uint64_t size, bool exact) {
     {
       std::lock_guard<std::mutex> l(mu_);
-      if (confirmed_.count(key) != 0) return true;
+      auto seen = confirmed_.find(key);
+      if (seen != confirmed_.end()) {
+        if (seen->second == kJournaled || (exact ? seen->second == size : seen->second >= size)) {
+          return true;
+        }
+        // Seen with another size: a chunk is put again, a pack member past its end repacked.
+        return false;
+      }
     }
     if (opts_.state != nullptr && trust_journal_) {
       CUTOVER_ASSIGN_OR_RETURN(bool journaled, opts_.state->IsConfirmed(url_, key));
       if (journaled) {
         ++journal_hits_;
-        MarkConfirmed(key);
+        MarkConfirmed(key, kJournaled);
         return true;
       }
     }
     if (store_was_empty_) return false;
-    CUTOVER_ASSIGN_OR_RETURN(bool have, store_.Exists(key));
-    if (have) {
-      if (opts_.state != nullptr && !opts_.dry_run) {
-        CUTOVER_RETURN_IF_ERROR(opts_.state->RecordConfirmed(url_, key));
-      }
-      MarkConfirmed(key);
+    Result<uint64_t> stored = store_.Head(key);
+    if (!stored.ok() && stored.status().code() != Code::kNotFound) return stored.status();
+    if (stored.ok()) MarkConfirmed(key, *stored);  // its size, for later checks of this key
+    const bool have = stored.ok() && (exact ? *stored == size : *stored >= size);
+    if (have && opts_.state != nullptr && !opts_.dry_run) {
+      CUTOVER_RETURN_IF_ERROR(opts_.state->RecordConfirmed(url_, key));
     }
     return have;
   }
 
-  void MarkConfirmed(const std::string& key) {
+  // Remembers that the store holds `key` with `size` bytes (kJournaled: the journal says it
+  // holds it whole).
+  void MarkConfirmed(const std::string& key, uint64_t size) {
     std::lock_guard<std::mutex> l(mu_);
-    confirmed_.insert(key);
+    confirmed_[key] = size;
   }
 
   // Makes sure the store holds `bytes` under the content-addressed `key`.
@@ -445,7 +467,7 @@ class Pusher {
       std::lock_guard<std::mutex> l(mu_);
       if (!claimed_.insert(key).second) return Status::Ok();  // another worker has it
     }
-    CUTOVER_ASSIGN_OR_RETURN(bool have, Present(key));
+    CUTOVER_ASSIGN_OR_RETURN(bool have, Present(key, bytes.size(), /*exact=*/true));
     if (have) return Status::Ok();
     if (!opts_.dry_run) {
       // Put returning OK is the store's confirmation (Store::Put: durable once it returns); no
@@ -453,7 +475,7 @@ class Pusher {
       CUTOVER_RETURN_IF_ERROR(store_.Put(key, bytes));
       CUTOVER_FAILPOINT("push.chunk_put.after");
       if (opts_.state != nullptr) CUTOVER_RETURN_IF_ERROR(opts_.state->RecordConfirmed(url_, key));
-      MarkConfirmed(key);
+      MarkConfirmed(key, bytes.size());
     }
     ++uploaded_objects_;
     uploaded_bytes_ += bytes.size();
@@ -466,7 +488,9 @@ class Pusher {
     ChunkRef* ref = &w.entry.chunks[0];
     auto prev = previous_.find(ref->id);
     if (prev != previous_.end()) {
-      CUTOVER_ASSIGN_OR_RETURN(bool have, Present(store_.Names().Pack(prev->second.pack)));
+      CUTOVER_ASSIGN_OR_RETURN(
+          bool have, Present(store_.Names().Pack(prev->second.pack),
+                             prev->second.pack_offset + prev->second.length, /*exact=*/false));
       if (have) {
         *ref = prev->second;
         if (opts_.on_confirmed) opts_.on_confirmed(ref->length);
@@ -553,9 +577,11 @@ class Pusher {
 
   Manifest manifest_;
   PushResult result_;
-  TreeDigest tree_;  // the whole tree, every shard's entries
-  bool trust_journal_ = true;  // false: the journal predates the store's last gc
+  TreeDigest tree_;               // the whole tree, every shard's entries
+  bool trust_journal_ = true;     // false: the journal predates the store's last gc
   bool store_was_empty_ = false;  // this push created the store (wrote its config)
+  // A file:// store's directory (device, inode), so a store inside SRC is not pushed into itself.
+  std::optional<std::pair<uint64_t, uint64_t>> store_dir_;
 
  private:
   std::string src_;
@@ -569,8 +595,10 @@ class Pusher {
   std::atomic<uint64_t> uploaded_objects_{0}, uploaded_bytes_{0}, hashed_bytes_{0},
       scanned_bytes_{0};
   std::mutex mu_;
-  std::unordered_set<std::string> confirmed_;  // keys known stored (guarded by mu_)
-  std::unordered_set<std::string> claimed_;    // keys some worker uploads (guarded by mu_)
+  // Keys seen in the store this run, with the size seen (guarded by mu_).
+  static constexpr uint64_t kJournaled = UINT64_MAX;
+  std::unordered_map<std::string, uint64_t> confirmed_;
+  std::unordered_set<std::string> claimed_;  // keys some worker uploads (guarded by mu_)
   std::unordered_map<ChunkId, ChunkRef, ChunkIdHash> previous_;  // packed chunks of the last one
   std::unordered_map<ChunkId, uint64_t, ChunkIdHash> in_pack_;   // chunk -> offset in pack_
   std::string pack_;
@@ -624,17 +652,25 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
   // Nothing in a store this push created is there unless this push (or one running beside it,
   // which puts the same bytes under the same key) put it: no existence checks.
   p.store_was_empty_ = created;
+  if (std::string url = store.Url(); url.starts_with("file://")) {
+    struct stat sst;
+    if (::stat(url.substr(7).c_str(), &sst) == 0) {
+      p.store_dir_.emplace(static_cast<uint64_t>(sst.st_dev), static_cast<uint64_t>(sst.st_ino));
+    }
+  }
   CUTOVER_RETURN_IF_ERROR(p.LoadPrevious(snapshot_key));
   if (publish_key != snapshot_key) CUTOVER_RETURN_IF_ERROR(p.LoadPrevious(publish_key));
   p.manifest_.name = opts.name;
-  p.manifest_.created_ns = static_cast<int64_t>(::time(nullptr)) * 1000000000;
+  p.manifest_.created_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                               std::chrono::system_clock::now().time_since_epoch())
+                               .count();  // to the nanosecond, not the second
   p.manifest_.chunker = params;
   CUTOVER_RETURN_IF_ERROR(p.Init());
   CUTOVER_RETURN_IF_ERROR(p.Walk(""));
   CUTOVER_RETURN_IF_ERROR(p.Run());
   if (opts.shard.has_value()) {
-    p.manifest_.shard = ShardInfo{opts.shard->index, opts.shard->count, p.tree_.entries(),
-                                  p.tree_.Final()};
+    p.manifest_.shard =
+        ShardInfo{opts.shard->index, opts.shard->count, p.tree_.entries(), p.tree_.Final()};
   }
   if (opts.dry_run) return p.result_;
   {

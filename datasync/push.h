@@ -3,9 +3,10 @@
 //
 // Rules:
 //   - every regular file is chunked (FastCDC) and each chunk hashed with SHA-256;
-//   - a chunk is uploaded only when the store lacks it (Exists first; a store whose config this
-//     push wrote held nothing, so it is not asked, and the journal of an older store at the
-//     same URL is dropped);
+//   - a chunk is uploaded only when the store lacks it whole: a Head whose size is the chunk's
+//     (a truncated object or a partial body is put again); a store whose config this push wrote
+//     held nothing, so it is not asked, and the journal of an older store at the same URL is
+//     dropped;
 //   - files smaller than the chunker's min size are packed together into pack objects of at most
 //     max size, so a tree of small files costs one PUT per pack, not per file; a small file whose
 //     bytes the previous snapshot of the same name already holds in a pack reuses that place;
@@ -19,7 +20,8 @@
 //     most what was in flight (jobs x max chunk size);
 //   - dry_run: nothing is written to the store or the state; the result says what would be sent;
 //   - the manifest is published last, and only after every chunk and pack it names is confirmed
-//     present (this run's Exists or successful Put, or the journal);
+//     present whole (this run's size-checked Head or successful Put, or a journal entry that no
+//     verify or pull has disproved since: they drop what they find missing or corrupt);
 //   - with a state, a changed file's chunks that have the fast digest of the last push's chunk
 //     of the same length are not SHA-256'd again, and where such a chunk starts at the offset
 //     the old one started at, it is not scanned for its cut either (datasync/chunker.h
@@ -30,7 +32,8 @@
 //   - with a shard I/N: every entry of the tree is walked (stat only) and digested, but only
 //     the shard's own entries are read, uploaded and listed in the part it publishes; the counts
 //     in the result are the shard's;
-//   - special files (sockets, FIFOs, devices) are skipped and listed in the result; an unreadable
+//   - special files (sockets, FIFOs, devices), and a file:// store's own directory when it lies
+//     inside the tree, are skipped and listed in the result; an unreadable
 //     file fails the push; a file whose size, mtime or ctime after it was read differ from what
 //     the walk saw fails the push, naming it (never a silently wrong snapshot; a same-size
 //     rewrite changes ctime); a small file's bytes are checked against its hash when packed.

@@ -144,6 +144,15 @@ Status DatasyncState::RecordConfirmed(const std::string& store_url, const std::s
   return st.Run();
 }
 
+Status DatasyncState::ForgetConfirmed(const std::string& store_url, const std::string& object_key) {
+  std::lock_guard<std::mutex> l(mu_);
+  CUTOVER_ASSIGN_OR_RETURN(Statement st,
+                           db_.Prepare("DELETE FROM datasync_journal WHERE store = ? AND key = ?"));
+  CUTOVER_RETURN_IF_ERROR(st.Bind(1, store_url));
+  CUTOVER_RETURN_IF_ERROR(st.Bind(2, object_key));
+  return st.Run();
+}
+
 Result<std::string> DatasyncState::JournalEpoch(const std::string& store_url) {
   std::lock_guard<std::mutex> l(mu_);
   CUTOVER_ASSIGN_OR_RETURN(Statement st,

@@ -74,6 +74,9 @@ class DatasyncState {
   Result<bool> IsConfirmed(const std::string& store_url, const std::string& object_key);
   // Records that `store_url` holds `object_key` (committed before returning).
   Status RecordConfirmed(const std::string& store_url, const std::string& object_key);
+  // Drops `object_key` from the journal of `store_url` (a verify or pull found it missing or
+  // corrupt), so the next push asks the store instead of trusting it.
+  Status ForgetConfirmed(const std::string& store_url, const std::string& object_key);
 
   // The store's gc epoch the journal of `store_url` belongs to; "" before any gc was seen.
   Result<std::string> JournalEpoch(const std::string& store_url);

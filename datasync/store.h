@@ -96,6 +96,14 @@ class Store {
   // Removes the object. OK when there was none (deletes are idempotent).
   virtual Status Delete(std::string_view key) = 0;
 
+  // Removes what killed Puts left behind that no key names (a FileStore's temporaries), when
+  // last modified before `before_ns` (ns since the epoch); returns how many went. Stores that
+  // leave nothing behind (WebDAV and S3 PUTs are atomic on the server) keep this default: 0.
+  virtual Result<uint64_t> RemoveLeftovers(int64_t before_ns) {
+    (void)before_ns;
+    return uint64_t{0};
+  }
+
   // True when an object is stored under `key` (Head without the size).
   Result<bool> Exists(std::string_view key);
 

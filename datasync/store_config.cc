@@ -17,11 +17,19 @@ Result<ChunkerParams> ReadStoreConfig(Store& store) {
   using nlohmann::json;
   json doc = json::parse(text, nullptr, /*allow_exceptions=*/false);
   std::string where = "store config " + store.Url() + "/" + kConfigKey;
+  // An HTTP server that is not WebDAV (a web site, an API) may answer GET config with a page:
+  // say that, not only what the page lacks.
+  const std::string not_dav = store.Url().starts_with("http")
+                                  ? ": this HTTP server answers, but not as a WebDAV server "
+                                    "holding a datasync store (is it WebDAV?)"
+                                  : "";
   if (doc.is_discarded() || !doc.is_object()) {
-    return Status::InvalidArgument(where + ": not a JSON object");
+    return Status::InvalidArgument(where + ": not a JSON object" + not_dav);
   }
   const json& fmt = doc.value("format", json());
-  if (!fmt.is_number_integer()) return Status::InvalidArgument(where + ": no integer \"format\"");
+  if (!fmt.is_number_integer()) {
+    return Status::InvalidArgument(where + ": no integer \"format\"" + not_dav);
+  }
   if (fmt.get<int64_t>() != kStoreFormat) {
     return Status::InvalidArgument(where + ": format " + std::to_string(fmt.get<int64_t>()) +
                                    " is not the one this cutover reads (" +
@@ -69,6 +77,14 @@ Result<ChunkerParams> ReadStoreConfig(Store& store) {
   CUTOVER_ASSIGN_OR_RETURN(p.max_size, u64("max"));
   CUTOVER_RETURN_IF_ERROR(p.Validate().WithContext(where));
   return p;
+}
+
+Status CheckManifestChunker(Store& store, const ChunkerParams& manifest) {
+  Result<ChunkerParams> have = ReadStoreConfig(store);
+  if (!have.ok()) return have.status().code() == Code::kNotFound ? Status::Ok() : have.status();
+  if (*have == manifest) return Status::Ok();
+  return Status::InvalidArgument("manifest: chunker min/avg/max " + Sizes(manifest) +
+                                 " is not the store's (" + Sizes(*have) + ")");
 }
 
 Result<ChunkerParams> EnsureStoreConfig(Store& store, const ChunkerParams& params, bool* created) {

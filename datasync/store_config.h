@@ -37,6 +37,12 @@ Result<ChunkerParams> ReadStoreConfig(Store& store);
 Result<ChunkerParams> EnsureStoreConfig(Store& store, const ChunkerParams& params,
                                         bool* created = nullptr);
 
+// Checks that a snapshot's manifest was cut with the store's chunker, so no chunk it names is
+// longer than the store's max size (its entries are checked against its own chunker). OK when
+// the store has no config. InvalidArgument
+//   "manifest: chunker min/avg/max A/B/C is not the store's (X/Y/Z)".
+Status CheckManifestChunker(Store& store, const ChunkerParams& manifest);
+
 }  // namespace cutover
 
 #endif  // CUTOVER_DATASYNC_STORE_CONFIG_H_

@@ -3,10 +3,12 @@
 #include <sys/random.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include <nlohmann/json.hpp>
 
+#include "core/process_identity.h"
 #include "core/units.h"
 
 namespace cutover {
@@ -16,12 +18,6 @@ int64_t SystemNowNs() {
   return std::chrono::duration_cast<std::chrono::nanoseconds>(
              std::chrono::system_clock::now().time_since_epoch())
       .count();
-}
-
-std::string HostName() {
-  char buf[256] = {};
-  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
-  return buf;
 }
 
 bool Conflicts(const std::string& mine, const std::string& theirs) {
@@ -49,6 +45,8 @@ LockInfo ParseLock(std::string_view key, std::string_view bytes) {
   info.kind = kind;
   info.host = str("host");
   info.pid = num("pid");
+  info.start_ticks = static_cast<uint64_t>(std::max<int64_t>(0, num("start_ticks")));
+  info.boot_id = str("boot_id");
   info.created_ns = num("created_ns");
   info.refreshed_ns = num("refreshed_ns");
   return info;
@@ -80,6 +78,18 @@ std::string RandomHex(size_t bytes) {
   return out;
 }
 
+bool LockIsStale(const LockInfo& l, int64_t now_ns, std::chrono::nanoseconds stale_after,
+                 std::string* why) {
+  if (now_ns - l.refreshed_ns > stale_after.count()) return true;
+  HolderVerdict v = JudgeHolder(ProcessIdentity{l.pid, l.start_ticks, l.boot_id, l.host});
+  if (v.state != HolderState::kGone) return false;
+  if (why != nullptr) {
+    *why = "lock " + l.key + " of pid " + std::to_string(l.pid) + " on host " + l.host +
+           " is stale: " + v.reason;
+  }
+  return true;
+}
+
 Result<std::vector<LockInfo>> ListLocks(Store& store) {
   std::vector<std::string> keys;
   CUTOVER_RETURN_IF_ERROR(store.List(kLocksPrefix, [&keys](std::string_view key, uint64_t) {
@@ -105,10 +115,9 @@ int64_t StoreLock::Now() const { return options_.now_ns ? options_.now_ns() : Sy
 
 Status StoreLock::Write() {
   int64_t now = Now();
-  nlohmann::json j = {{"kind", info_.kind},
-                      {"host", info_.host},
-                      {"pid", info_.pid},
-                      {"created_ns", info_.created_ns},
+  nlohmann::json j = {{"kind", info_.kind},       {"host", info_.host},
+                      {"pid", info_.pid},         {"start_ticks", info_.start_ticks},
+                      {"boot_id", info_.boot_id}, {"created_ns", info_.created_ns},
                       {"refreshed_ns", now}};
   CUTOVER_RETURN_IF_ERROR(store_.Put(info_.key, j.dump()));
   std::lock_guard<std::mutex> l(mu_);
@@ -128,8 +137,11 @@ Result<std::unique_ptr<StoreLock>> StoreLock::Acquire(Store& store, const std::s
   LockInfo info;
   info.kind = kind;
   info.key = std::string(kLocksPrefix) + kind + "-" + RandomHex(8);
-  info.host = HostName();
-  info.pid = ::getpid();
+  const ProcessIdentity& self = SelfIdentity();
+  info.host = self.host.empty() ? "unknown" : self.host;
+  info.pid = self.pid;
+  info.start_ticks = self.start_ticks;
+  info.boot_id = self.boot_id;
   std::unique_ptr<StoreLock> lock(new StoreLock(store, info, options));
   lock->info_.created_ns = lock->Now();
   CUTOVER_RETURN_IF_ERROR(lock->Write());
@@ -142,7 +154,12 @@ Result<std::unique_ptr<StoreLock>> StoreLock::Acquire(Store& store, const std::s
   for (const LockInfo& o : *others) {
     if (o.key == lock->info_.key) continue;
     int64_t age = now - o.refreshed_ns;
-    if (age > options.stale_after.count() || !Conflicts(kind, o.kind)) continue;
+    if (!Conflicts(kind, o.kind)) continue;
+    std::string why;
+    if (LockIsStale(o, now, options.stale_after, &why)) {
+      if (!why.empty() && options.on_gone) options.on_gone(why);
+      continue;
+    }
     (void)lock->Release();
     auto secs = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::nanoseconds(age));
     return Status::FailedPrecondition(

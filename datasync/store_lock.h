@@ -1,9 +1,13 @@
 // Locks in a dumb store, so that gc never deletes a chunk a running push relies on.
 //
 // A lock is an object locks/<kind>-<16 hex> holding JSON
-//   {"kind": "push"|"gc", "host": "...", "pid": 123, "created_ns": ..., "refreshed_ns": ...}.
+//   {"kind": "push"|"gc", "host": "...", "pid": 123, "start_ticks": ..., "boot_id": "...",
+//    "created_ns": ..., "refreshed_ns": ...}.
 // Its holder rewrites it (refreshed_ns) every `refresh_every` while it runs; a lock not refreshed
-// for `stale_after` is stale (its holder crashed or lost the store) and binds no one. Times are
+// for `stale_after` is stale (its holder crashed or lost the store) and binds no one. A lock
+// whose holder is on this host and not running (core/process_identity.h JudgeHolder: its pid
+// gone, reused by another process, or the host rebooted since) is stale at once, whatever its
+// age; a lock from an older writer (no start_ticks or boot_id) is judged by age alone. Times are
 // the writer's wall clock, so hosts sharing a store must agree on the time to well within
 // stale_after (NTP does).
 //
@@ -39,6 +43,8 @@ struct LockInfo {
   std::string kind;  // "push" or "gc"
   std::string host;
   int64_t pid = 0;
+  uint64_t start_ticks = 0;  // the holder's start time (core/process_identity.h); 0: unknown
+  std::string boot_id;       // the holder's boot id; "": unknown
   int64_t created_ns = 0;
   int64_t refreshed_ns = 0;
 };
@@ -53,7 +59,15 @@ struct LockOptions {
   std::chrono::nanoseconds refresh_every = std::chrono::minutes(5);
   // Wall clock in ns since the epoch; null = the system clock. Tests move time with it.
   std::function<int64_t()> now_ns;
+  // Called with one line for each lock found stale because its holder is gone (not by age),
+  // e.g. "lock locks/push-ab12 of pid 4242 on host h is stale: pid 4242 is not running".
+  std::function<void(const std::string& line)> on_gone;
 };
+
+// Whether lock `l` binds no one at `now_ns`: not refreshed within `stale_after`, or its holder is
+// on this host and gone (then *why says so; otherwise it is left alone).
+bool LockIsStale(const LockInfo& l, int64_t now_ns, std::chrono::nanoseconds stale_after,
+                 std::string* why);
 
 // A lock object's body as read from the store (outside input): kind "unknown" and every time 0
 // unless it is a JSON object with kind "push" or "gc"; missing or mistyped fields read as empty.

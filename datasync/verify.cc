@@ -10,8 +10,13 @@
 #include <cstring>
 #include <mutex>
 #include <set>
+#include <string_view>
+#include <unordered_set>
 
+#include "datasync/extras.h"
 #include "datasync/manifest.h"
+#include "datasync/state.h"
+#include "datasync/store_config.h"
 #include "datasync/task_pool.h"
 
 namespace cutover {
@@ -23,32 +28,39 @@ int64_t MtimeNs(const struct stat& st) {
 
 class Verifier {
  public:
-  Verifier(Store& store, std::string dest) : store_(store), dest_(std::move(dest)) {}
+  Verifier(Store& store, std::string dest, DatasyncState* state)
+      : store_(store), dest_(std::move(dest)), state_(state) {}
 
   void Fail(std::string line) {
     std::lock_guard<std::mutex> l(mu_);
     failures_.insert(std::move(line));
   }
 
+  // Records a finding about a stored object and drops it from the journal.
+  void FailObject(const std::string& key, std::string line) {
+    if (state_ != nullptr) (void)state_->ForgetConfirmed(store_.Url(), key);  // a hint
+    Fail(std::move(line));
+  }
+
   // Reads one chunk back and checks it.
   Status CheckChunk(const Entry& e, const ChunkRef& c) {
+    const std::string key = c.packed ? store_.Names().Pack(c.pack) : store_.Names().Chunk(c.id);
     Result<std::string> bytes =
-        c.packed ? store_.GetRange(store_.Names().Pack(c.pack), c.pack_offset, c.length)
-                 : store_.Get(store_.Names().Chunk(c.id));
+        c.packed ? store_.GetRange(key, c.pack_offset, c.length) : store_.Get(key);
     std::string where = "file " + e.path + ": chunk " + ToHex(c.id) + ": ";
     if (!bytes.ok()) {
       if (bytes.status().code() == Code::kNotFound) {
-        Fail(where + "missing in the store: " + bytes.status().message());
+        FailObject(key, where + "missing in the store: " + bytes.status().message());
         return Status::Ok();
       }
       if (bytes.status().code() == Code::kCorruption) {
-        Fail(where + "corrupt in the store: " + bytes.status().message());
+        FailObject(key, where + "corrupt in the store: " + bytes.status().message());
         return Status::Ok();
       }
       return bytes.status();
     }
     if (bytes->size() != c.length || Sha256Of(*bytes) != c.id) {
-      Fail(where + "corrupt in the store (its SHA-256 does not match)");
+      FailObject(key, where + "corrupt in the store (its SHA-256 does not match)");
     }
     ++chunks_;
     bytes_ += c.length;
@@ -68,7 +80,11 @@ class Verifier {
                    (e.type == EntryType::kFile && S_ISREG(st.st_mode)) ||
                    (e.type == EntryType::kSymlink && S_ISLNK(st.st_mode));
     if (!type_ok) {
-      Fail(where + "not a " + std::string(EntryTypeName(e.type)));
+      const char* is = S_ISDIR(st.st_mode)   ? "a directory"
+                       : S_ISLNK(st.st_mode) ? "a symlink"
+                       : S_ISREG(st.st_mode) ? "a file"
+                                             : "a special file";
+      Fail(where + "is " + is + ", not a " + std::string(EntryTypeName(e.type)));
       return Status::Ok();
     }
     if (e.type == EntryType::kSymlink) {
@@ -123,12 +139,13 @@ class Verifier {
  private:
   Store& store_;
   std::string dest_;
+  DatasyncState* state_;
 };
 
 }  // namespace
 
 Result<VerifyResult> Verify(Store& store, const std::string& name, const std::string& dest_dir,
-                            int jobs) {
+                            int jobs, DatasyncState* state, bool allow_extra) {
   CUTOVER_ASSIGN_OR_RETURN(std::string key, SnapshotKey(name));
   auto bytes = store.Get(key);
   if (!bytes.ok()) {
@@ -140,9 +157,11 @@ Result<VerifyResult> Verify(Store& store, const std::string& name, const std::st
   auto decoded = DecodeManifest(*bytes);
   if (!decoded.ok()) return decoded.status().WithContext("verify: snapshot " + name);
   const Manifest& m = *decoded;
+  CUTOVER_RETURN_IF_ERROR(
+      CheckManifestChunker(store, m.chunker).WithContext("verify: snapshot " + name));
   std::string dest = dest_dir;
   while (dest.size() > 1 && dest.back() == '/') dest.pop_back();
-  Verifier v(store, dest);
+  Verifier v(store, dest, state);
   {
     TaskPool pool(jobs, static_cast<size_t>(jobs) * 4);
     std::set<std::pair<ChunkId, std::pair<ChunkId, uint64_t>>> seen;  // each stored place once
@@ -154,6 +173,16 @@ Result<VerifyResult> Verify(Store& store, const std::string& name, const std::st
       if (!dest.empty()) pool.Submit([&v, &e] { return v.CheckLocal(e); });
     }
     CUTOVER_RETURN_IF_ERROR(pool.Wait());
+  }
+  if (!dest.empty() && !allow_extra) {
+    std::unordered_set<std::string_view> named;
+    for (const Entry& e : m.entries) named.insert(e.path);
+    CUTOVER_RETURN_IF_ERROR(ForEachExtra(
+        dest, [&named](const std::string& path) { return named.count(path) != 0; },
+        [&v](const std::string& path, bool is_dir) {
+          v.Fail((is_dir ? "dir " : "file ") + path + ": in DEST but not in the snapshot");
+        },
+        /*remove=*/false));
   }
   VerifyResult r;
   r.chunks_checked = v.chunks_.load();

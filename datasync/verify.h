@@ -16,21 +16,28 @@
 
 namespace cutover {
 
+class DatasyncState;
+
 struct VerifyResult {
   uint64_t chunks_checked = 0;  // distinct chunk references read from the store
   uint64_t bytes_checked = 0;
   uint64_t files_checked = 0;  // files compared in DEST (0 without DEST)
   // One line per failure: "file a/b: chunk <hex>: missing in the store: ..." /
   // "file a/b: chunk <hex>: corrupt in the store (its SHA-256 does not match)" /
-  // "file a/b: differs from the manifest: ..." (sorted).
+  // "file a/b: differs from the manifest: ..." / "file a/c: in DEST but not in the snapshot"
+  // (sorted).
   std::vector<std::string> failures;
 };
 
 // Verifies snapshot `name`; `dest_dir` empty = the store only. The Status is an error only when
 // the verification could not run (no such snapshot: NotFound; unreadable manifest); findings go
-// in `failures`.
+// in `failures`. With a `state`, each chunk or pack found missing or corrupt is dropped from its
+// journal (DatasyncState::ForgetConfirmed), so the next push puts it again. With a DEST, each
+// entry there the snapshot does not name is a failure too ("file a/c: in DEST but not in the
+// snapshot", "dir ..." for a directory, listed once with all it holds; datasync/extras.h)
+// unless `allow_extra`.
 Result<VerifyResult> Verify(Store& store, const std::string& name, const std::string& dest_dir,
-                            int jobs = 8);
+                            int jobs = 8, DatasyncState* state = nullptr, bool allow_extra = false);
 
 }  // namespace cutover
 

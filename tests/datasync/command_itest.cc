@@ -88,7 +88,7 @@ TEST_F(DatasyncCommandTest, CorruptChunkExitsOneAndUnsafeManifestExitsTwo) {
   ASSERT_TRUE((*fs)->Put(ChunkKey(victim), "garbage").ok());
   std::string dest = dir_.Join("dest");
   EXPECT_EQ(RunCutover("datasync pull " + store_ + " --name snap " + dest, &out), 1);
-  EXPECT_EQ(out, "cutover: pull: file a/big: chunk " + ToHex(victim) +
+  EXPECT_EQ(out, "cutover: pull: 1 entry not restored: file a/big: chunk " + ToHex(victim) +
                      " is corrupt in the store (its SHA-256 does not match)\n");
   struct stat st;
   EXPECT_NE(::lstat((dest + "/a/big").c_str(), &st), 0);
@@ -202,8 +202,7 @@ TEST_F(DatasyncCommandTest, ShardedPushesMergeIntoOneSnapshot) {
   EXPECT_EQ(ls["parts"][1]["index"], 2);
   EXPECT_EQ(ls["parts"][0]["files"].get<int>() + ls["parts"][1]["files"].get<int>(), 21);
 
-  ASSERT_EQ(RunCutover("datasync merge " + store_ + " --name snap --dry-run" + db, &out), 0)
-      << out;
+  ASSERT_EQ(RunCutover("datasync merge " + store_ + " --name snap --dry-run" + db, &out), 0) << out;
   EXPECT_EQ(out.rfind("dry run: merging 2 parts would publish snapshot snap (21 files, ", 0), 0u)
       << out;
   ASSERT_EQ(RunCutover("datasync merge " + store_ + " --name snap --json" + db, &out), 0) << out;
@@ -233,9 +232,54 @@ TEST_F(DatasyncCommandTest, ShardedPushesMergeIntoOneSnapshot) {
   EXPECT_EQ(hist["transfers"][3]["snapshot"], "snap part 1/2");
 
   EXPECT_EQ(RunCutover(PushArgs() + " --shard 3/2", &out), 2);
-  EXPECT_EQ(out, "cutover: --shard: expected I/N with 1 <= I <= N <= 4096 (e.g. 2/4), got "
-                 "\"3/2\"\n");
+  EXPECT_EQ(out,
+            "cutover: --shard: expected I/N with 1 <= I <= N <= 4096 (e.g. 2/4), got "
+            "\"3/2\"\n");
 }
 
 }  // namespace
+// A directory an earlier pull restored with mode 555 does not stop a re-pull run by its owner:
+// it is made writable while its entries are written and gets mode 555 back. Root ignores mode
+// 555, so the pulls run as an unprivileged user (setpriv) when the test runs as root.
+TEST_F(DatasyncCommandTest, RepullIntoAReadOnlyDirectoryAsAnUnprivilegedUser) {
+  ASSERT_TRUE(MakeDirs(src_ + "/ro").ok());
+  ASSERT_TRUE(WriteFileAtomic(src_ + "/ro/f", "version 1").ok());
+  ASSERT_EQ(::chmod((src_ + "/ro").c_str(), 0555), 0);
+  std::string out;
+  ASSERT_EQ(RunCutover(PushArgs(), &out), 0) << out;
+  std::string as_user;
+  if (::geteuid() == 0) {
+    if (::access("/usr/bin/setpriv", X_OK) != 0) GTEST_SKIP() << "no setpriv to drop root";
+    ASSERT_EQ(testing::RunShell("chown -R 65534:65534 " + dir_.path(), &out), 0) << out;
+    as_user = "/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups -- ";
+  }
+  const std::string dest = dir_.Join("dest");
+  const std::string pull = as_user + "env CUTOVER_DB=" + dir_.Join("user.db") + " " + Bin() +
+                           " datasync pull " + store_ + " --name snap " + dest + " 2>&1";
+  ASSERT_EQ(testing::RunShell(pull, &out), 0) << out;
+  struct stat st;
+  ASSERT_EQ(::stat((dest + "/ro").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0555u);
+  ASSERT_EQ(::chmod((src_ + "/ro").c_str(), 0755), 0);
+  ASSERT_TRUE(WriteFileAtomic(src_ + "/ro/f", "version 2, longer").ok());
+  ASSERT_TRUE(WriteFileAtomic(src_ + "/ro/g", "new").ok());
+  ASSERT_EQ(::chmod((src_ + "/ro").c_str(), 0555), 0);
+  ASSERT_EQ(RunCutover(PushArgs(), &out), 0) << out;
+  ASSERT_EQ(testing::RunShell(pull, &out), 0) << out;
+  EXPECT_EQ(ReadFile(dest + "/ro/f").value_or(""), "version 2, longer");
+  EXPECT_EQ(ReadFile(dest + "/ro/g").value_or(""), "new");
+  ASSERT_EQ(::stat((dest + "/ro").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0555u);
+  ASSERT_EQ(::chmod((src_ + "/ro").c_str(), 0755), 0);  // so the test directory can go
+  ASSERT_EQ(::chmod((dest + "/ro").c_str(), 0755), 0);
+}
+
+TEST_F(DatasyncCommandTest, LsOfAUrlWithNoStoreExitsTwoSayingSo) {
+  std::string out;
+  const std::string none = "file://" + dir_.Join("nothing-here");
+  EXPECT_EQ(RunCutover("datasync ls " + none, &out), 2) << out;
+  EXPECT_EQ(out, "cutover: ls: no datasync store at " + none +
+                     " (it has no config object; a first push makes one)\n");
+}
+
 }  // namespace cutover

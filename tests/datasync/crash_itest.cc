@@ -77,7 +77,8 @@ Outcome RunCutover(const std::vector<std::string>& args, const std::string& fail
   return run;
 }
 
-bool IsTemp(const std::string& path) { return path.find(".cutover-tmp") != std::string::npos; }
+// Pull's private directory of temporaries (datasync/pull.h) and what it holds.
+bool IsTemp(const std::string& path) { return path.starts_with(".cutover-pull"); }
 
 // The seed of a test's random kill points: a new one each run, CUTOVER_CRASH_SEED repeats one;
 // failures name it.

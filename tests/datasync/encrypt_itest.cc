@@ -207,7 +207,7 @@ TEST_F(EncryptItest, FileStoreRefusalsAreExactAndWriteNothing) {
   bytes[100] ^= 1;
   ASSERT_TRUE(WriteFileAtomic(root + "/" + victim_key, bytes).ok());
   EXPECT_EQ(Run("datasync pull " + store + " --name snap " + dir_.Join("d4") + Enc(), &out), 1);
-  EXPECT_NE(out.find("cutover: pull: file d/big: chunk " + ToHex(victim) +
+  EXPECT_NE(out.find("cutover: pull: 1 entry not restored: file d/big: chunk " + ToHex(victim) +
                      ": corrupt or not encrypted with this key: " + victim_key + "\n"),
             std::string::npos)
       << out;

@@ -8,7 +8,15 @@
 
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
 #include "core/file_util.h"
+#include "core/process_identity.h"
 #include "datasync/file_store.h"
 #include "datasync/pull.h"
 #include "datasync/push.h"
@@ -183,6 +191,97 @@ TEST_F(GcTest, ALivePushLockKeepsGcAwayUntilItIsStale) {
   EXPECT_EQ(r2->unreferenced_objects, 1u);
   EXPECT_EQ(r2->stale_locks_removed, 1u);
   EXPECT_EQ(Count("locks/"), 0u);
+}
+
+// The pid of a child that has exited and been reaped: a process that is not running.
+int64_t DeadPid() {
+  pid_t pid = ::fork();
+  if (pid == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  return pid;
+}
+
+// A push lock as a push with this identity would write it, refreshed just now.
+std::string LockBody(int64_t pid, uint64_t start_ticks, const std::string& boot_id) {
+  const int64_t now = RealNowNs();
+  return nlohmann::json{{"kind", "push"},     {"host", SelfIdentity().host},
+                        {"pid", pid},         {"start_ticks", start_ticks},
+                        {"boot_id", boot_id}, {"created_ns", now},
+                        {"refreshed_ns", now}}
+      .dump();
+}
+
+// A push killed with kill -9 leaves its lock, refreshed moments ago; its holder is on this host
+// and not running (or its pid now runs another process), so gc takes it as stale at once and
+// says so. A lock of a live holder, and one from an older writer without a start time, still
+// keep gc away.
+TEST_F(GcTest, ALockWhoseHolderOnThisHostIsGoneIsStaleAtOnce) {
+  const ProcessIdentity& self = SelfIdentity();
+  ASSERT_FALSE(self.boot_id.empty());
+  ChunkId orphan = Sha256Of("orphan");
+  ASSERT_TRUE(store_->Put(ChunkKey(orphan), "orphan").ok());
+  const int64_t dead = DeadPid();
+  struct Case {
+    std::string key, body, why;
+  };
+  const std::vector<Case> gone = {
+      {"locks/push-00000000000000a1", LockBody(dead, 12345, self.boot_id),
+       "pid " + std::to_string(dead) + " is not running"},
+      {"locks/push-00000000000000a2", LockBody(self.pid, self.start_ticks + 1, self.boot_id),
+       "pid " + std::to_string(self.pid) + " now belongs to another process"},
+      {"locks/push-00000000000000a3", LockBody(self.pid, self.start_ticks, "another-boot"),
+       "host rebooted since"},
+  };
+  for (const Case& c : gone) {
+    ASSERT_TRUE(store_->Put(c.key, c.body).ok());
+    std::vector<std::string> said;
+    GcOptions o;
+    o.lock.on_gone = [&said](const std::string& line) { said.push_back(line); };
+    auto r = CollectGarbage(*store_, o);
+    ASSERT_TRUE(r.ok()) << c.why << ": " << r.status().message();
+    EXPECT_EQ(r->stale_locks_removed, 1u);
+    ASSERT_EQ(said.size(), 1u) << c.why;
+    EXPECT_EQ(said[0].rfind("lock " + c.key + " of pid ", 0), 0u) << said[0];
+    EXPECT_NE(said[0].find(" is stale: " + c.why), std::string::npos) << said[0];
+    EXPECT_EQ(Count("locks/"), 0u);
+  }
+  EXPECT_FALSE(*store_->Exists(ChunkKey(orphan)));
+
+  // A live holder (this process) and an older writer's lock (no start time) keep gc away.
+  for (const std::string& body :
+       {LockBody(self.pid, self.start_ticks, self.boot_id), LockBody(dead, 0, "")}) {
+    ASSERT_TRUE(store_->Put("locks/push-00000000000000b1", body).ok());
+    auto r = CollectGarbage(*store_, GcOptions{});
+    EXPECT_EQ(r.status().code(), Code::kFailedPrecondition) << body;
+    ASSERT_TRUE(store_->Delete("locks/push-00000000000000b1").ok());
+  }
+}
+
+// A file:// Put killed between writing its temporary and renaming it leaves ".<name>.tmp.PID.N":
+// gc removes those older than its grace period, and nothing else.
+TEST_F(GcTest, GcRemovesTemporariesOfKilledPutsAfterTheGracePeriod) {
+  ASSERT_TRUE(store_->Put("chunks/ab/cd/x", "x").ok());
+  const std::string dir = dir_.Join("store/chunks/ab/cd");
+  const std::string old_tmp = dir + "/.abcdef.tmp.4242.7", new_tmp = dir + "/.abcdef.tmp.4242.8";
+  const std::string not_tmp = dir + "/.abcdef.tmp.x", root_tmp = dir_.Join("store/.config.tmp.1.0");
+  for (const std::string& p : {old_tmp, new_tmp, not_tmp, root_tmp}) {
+    ASSERT_TRUE(WriteFileAtomic(p, "partial").ok());
+  }
+  struct timespec old[2] = {{RealNowNs() / 1000000000 - 7200, 0},
+                            {RealNowNs() / 1000000000 - 7200, 0}};
+  for (const std::string& p : {old_tmp, not_tmp, root_tmp}) {
+    ASSERT_EQ(::utimensat(AT_FDCWD, p.c_str(), old, 0), 0);
+  }
+  GcOptions o;
+  o.lock.stale_after = std::chrono::hours(1);
+  auto r = CollectGarbage(*store_, o);
+  ASSERT_TRUE(r.ok()) << r.status().message();
+  EXPECT_EQ(r->leftovers_removed, 2u);
+  EXPECT_NE(::access(old_tmp.c_str(), F_OK), 0);
+  EXPECT_NE(::access(root_tmp.c_str(), F_OK), 0);
+  EXPECT_EQ(::access(new_tmp.c_str(), F_OK), 0) << "a Put may still be writing it";
+  EXPECT_EQ(::access(not_tmp.c_str(), F_OK), 0) << "not a temporary of Put";
 }
 
 TEST_F(GcTest, ARunningGcMakesAPushFailAndPublishNothing) {

@@ -230,6 +230,10 @@ TEST(ManifestTest, RefusesBadFields) {
       {"/entries/1/mtime_ns", "x", "manifest entry 1: \"mtime_ns\" is not an integer"},
       {"/entries/1/chunks", nullptr, "manifest entry 1: no \"chunks\" field"},
       {"/entries/1/chunks/0/len", 0, "manifest entry 1: chunk 0 is empty"},
+      {"/entries/1/chunks/0/len", uint64_t{1} << 40,
+       "manifest entry 1: chunk 0 length 1099511627776 is above the chunker's max size 8388608"},
+      {"/entries/2/chunks/0/len", 8388609,
+       "manifest entry 2: chunk 0 length 8388609 is above the chunker's max size 8388608"},
       {"/entries/1/chunks/0/id", "zz",
        "manifest entry 1 chunk 0: \"id\": bad chunk id: 2 characters, want 64"},
       {"/entries/2/chunks/0/off", nullptr, "manifest entry 2 chunk 0: no \"off\" field"},
@@ -254,6 +258,43 @@ TEST(ManifestTest, RefusesBadFields) {
     EXPECT_EQ(s.code(), Code::kInvalidArgument) << c.pointer;
     EXPECT_EQ(s.message(), c.message) << c.pointer;
   }
+}
+
+// The streaming reader hands over every entry in order and gives the header; text beyond what
+// the entries read so far can take (whitespace, a zstd bomb) is refused as soon as it passes
+// the cap, and "chunker" must come before "entries" (as every writer puts it).
+TEST(ManifestTest, ReadsAsAStreamWithTheTextCappedByItsEntries) {
+  auto enc = EncodeManifest(Sample());
+  ASSERT_TRUE(enc.ok());
+  std::vector<std::string> paths;
+  auto header = ReadManifest(*enc, [&paths](Entry&& e) {
+    paths.push_back(e.path);
+    return Status::Ok();
+  });
+  ASSERT_TRUE(header.ok()) << header.status().ToString();
+  EXPECT_TRUE(header->entries.empty());
+  EXPECT_EQ(header->name, "nightly");
+  EXPECT_EQ(paths.size(), Sample().entries.size());
+  // on_entry's error stops the read and is returned.
+  auto stopped = ReadManifest(*enc, [](Entry&&) { return Status::Aborted("enough"); });
+  EXPECT_EQ(stopped.status().message(), "enough");
+
+  const std::string head =
+      R"({"chunker":{"avg":1048576,"max":8388608,"min":524288,"version":1},"created_ns":0,)"
+      R"("entries":[)";
+  const std::string tail = R"(],"format":1,"hash":"sha256","name":"x"})";
+  EXPECT_EQ(DecodeManifest(Zstd(head + std::string(2 << 20, ' ') + tail)).status().message(),
+            "manifest: larger than 1048576 bytes (what 0 entries and chunks can take)");
+  EXPECT_TRUE(DecodeManifest(Zstd(head + std::string(1 << 19, ' ') + tail)).ok());
+  json late = SampleJson();
+  std::string text = late.dump();
+  // "entries" before "chunker": moved by hand, since dump() sorts the keys.
+  const std::string chunker = text.substr(text.find("\"chunker\":"),
+                                          text.find("\"created_ns\"") - text.find("\"chunker\":"));
+  text.erase(text.find(chunker), chunker.size());
+  text.insert(text.size() - 1, "," + chunker.substr(0, chunker.size() - 1));
+  EXPECT_EQ(DecodeManifest(Zstd(text)).status().message(),
+            "manifest: no \"chunker\" before \"entries\"");
 }
 
 TEST(ManifestTest, RefusesCorruptBytes) {

@@ -22,7 +22,9 @@
 #include "datasync/pull.h"
 #include "datasync/push.h"
 #include "datasync/state.h"
+#include "datasync/verify.h"
 #include "tests/datasync/tree.h"
+#include "tests/harness/scripted_http_server.h"
 #include "tests/harness/test_env.h"
 
 namespace cutover {
@@ -538,12 +540,15 @@ TEST_F(PushPullTest, CorruptChunkFailsThePullAndLeavesNoFile) {
   ASSERT_TRUE(store_->Put(key, bytes).ok());
   auto r = Pull(*store_, "snap", dir_.Join("dest"));
   EXPECT_EQ(r.status().code(), Code::kCorruption);
-  EXPECT_EQ(r.status().message(), "pull: file data/big.bin: chunk " + ToHex(victim->id) +
+  EXPECT_EQ(r.status().message(), "pull: 1 entry not restored: file data/big.bin: chunk " +
+                                      ToHex(victim->id) +
                                       " is corrupt in the store (its SHA-256 does not match)");
   struct stat st;
   EXPECT_NE(::lstat(dir_.Join("dest/data/big.bin").c_str(), &st), 0);
-  auto left = Tree(dir_.Join("dest/data"));
-  for (const auto& [path, desc] : left) EXPECT_EQ(path.find("cutover-tmp"), std::string::npos);
+  // Every other entry is restored, and no temporary is left.
+  auto want = StoredTree();
+  want.erase("data/big.bin");
+  EXPECT_EQ(Tree(dir_.Join("dest")), want);
 }
 
 TEST_F(PushPullTest, RefusesUnsafeManifestsAndSymlinksInTheWay) {
@@ -571,11 +576,240 @@ TEST_F(PushPullTest, RefusesUnsafeManifestsAndSymlinksInTheWay) {
   ASSERT_EQ(::symlink(outside.c_str(), dir_.Join("dest2/data").c_str()), 0);
   auto r2 = Pull(*store_, "snap", dir_.Join("dest2"));
   EXPECT_EQ(r2.status().code(), Code::kInvalidArgument);
-  EXPECT_EQ(r2.status().message(),
-            "pull: " + dir_.Join("dest2/data") + " exists and is not a directory; remove it first");
+  EXPECT_EQ(
+      r2.status().message().rfind("pull: 55 entries not restored: " + dir_.Join("dest2/data") +
+                                      " exists and is not a directory; remove it first; ",
+                                  0),
+      0u)
+      << r2.status().message();
   EXPECT_TRUE(Tree(outside).empty());
   EXPECT_EQ(Pull(*store_, "nope", dir_.Join("dest3")).status().message(),
             "pull: no snapshot nope in " + store_->Url());
+}
+
+// Pull's temporaries live in a private directory, never beside the entries: a snapshot holding
+// ".x.cutover-tmp" beside "x" (and ".l.cutover-tmp" beside a symlink "l", and even a top-level
+// ".cutover-pull") restores whole, with any number of jobs, and the user's own files in DEST
+// that the snapshot does not name are left exactly as they were.
+TEST_F(PushPullTest, TemporariesNeverShareANameWithEntriesOrTouchOtherFiles) {
+  Write(src_ + "/x", Random(300000, 7));
+  Write(src_ + "/.x.cutover-tmp", Random(200000, 8));
+  Write(src_ + "/data/.big.bin.cutover-tmp", "not the big file");
+  ASSERT_EQ(::symlink("x", (src_ + "/l").c_str()), 0);
+  Write(src_ + "/.l.cutover-tmp", "a file beside the symlink");
+  ASSERT_TRUE(MakeDirs(src_ + "/.cutover-pull").ok());
+  Write(src_ + "/.cutover-pull/inside", "the snapshot's own");
+  ASSERT_TRUE(DoPush(*store_).ok());
+  auto want = StoredTree();
+  for (int round = 0; round < 3; ++round) {
+    const std::string dest = dir_.Join("dest" + std::to_string(round));
+    ASSERT_TRUE(MakeDirs(dest).ok());
+    Write(dest + "/.y.cutover-tmp", "the user's own");
+    Write(dest + "/.cutover-pull.1", "the user's own file of the next candidate name");
+    PullOptions opts;
+    opts.jobs = 8;
+    auto r = Pull(*store_, "snap", dest, opts);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    auto got = Tree(dest);
+    EXPECT_NE(got.count(".y.cutover-tmp"), 0u);
+    EXPECT_NE(got.count(".cutover-pull.1"), 0u);
+    EXPECT_EQ(*ReadFile(dest + "/.y.cutover-tmp"), "the user's own");
+    got.erase(".y.cutover-tmp");
+    got.erase(".cutover-pull.1");
+    EXPECT_EQ(got, want);  // no ".cutover-pull.2" left either
+  }
+}
+
+// Every name the file system allows restores, the longest (255 bytes, in ASCII and in UTF-8)
+// included, and names with control characters, bytes that are not UTF-8, quotes and dashes.
+TEST_F(PushPullTest, EveryNameTheFileSystemAllowsRestores) {
+  std::vector<std::string> names = {
+      std::string(255, 'a'),
+      std::string(243, 'b'),
+      "." + std::string(254, 'c'),
+      [] {
+        std::string s;
+        while (s.size() + 2 <= 255) s += "\xc3\xa9";  // é, two bytes each
+        return s;
+      }(),
+      "new\nline\ttab\x01",
+      "not utf8 \xff\xfe",
+      "-dash \"quote\" 'single' back\\slash *?[]",
+      " leading and trailing space ",
+  };
+  ASSERT_TRUE(MakeDirs(src_ + "/n").ok());
+  for (size_t i = 0; i < names.size(); ++i) {
+    // Written in place: a temporary beside a 255-byte name could not be created.
+    const std::string bytes = Random(i % 2 == 0 ? 100 : 200000, 20 + i);
+    int fd = ::open((src_ + "/n/" + names[i]).c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT_GE(fd, 0) << names[i];
+    ASSERT_EQ(::write(fd, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size()));
+    ::close(fd);
+  }
+  ASSERT_EQ(::symlink("target", (src_ + "/n/l" + std::string(254, 'l')).c_str()), 0);
+  auto pushed = DoPush(*store_);
+  ASSERT_TRUE(pushed.ok()) << pushed.status().ToString();
+  auto r = Pull(*store_, "snap", dir_.Join("dest"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(Tree(dir_.Join("dest")), StoredTree());
+}
+
+// An entry that cannot be restored does not stop the others: each is named, the rest restored.
+TEST_F(PushPullTest, AFailureOnOneEntryDoesNotStopTheOthers) {
+  ASSERT_TRUE(DoPush(*store_).ok());
+  const std::string dest = dir_.Join("dest");
+  ASSERT_TRUE(MakeDirs(dest + "/data/run.sh").ok());  // a directory where files go
+  ASSERT_TRUE(MakeDirs(dest + "/data/empty/keep").ok());
+  PullOptions opts;
+  opts.jobs = 1;
+  auto r = Pull(*store_, "snap", dest, opts);
+  EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+  EXPECT_EQ(r.status().message(), "pull: 2 entries not restored: " + dest +
+                                      "/data/empty is a directory; remove it first; " + dest +
+                                      "/data/run.sh is a directory; remove it first");
+  auto want = StoredTree();
+  auto got = Tree(dest);
+  for (const char* p : {"data/run.sh", "data/empty", "data/empty/keep"}) {
+    want.erase(p);
+    got.erase(p);
+  }
+  EXPECT_EQ(got, want);
+}
+
+// Bytes this process has read so far (rchar of /proc/self/io: every read and pread).
+uint64_t BytesReadByThisProcess() {
+  auto io = ReadFile("/proc/self/io");
+  if (!io.ok()) return 0;
+  size_t at = io->find("rchar: ");
+  return at == std::string::npos ? 0 : std::stoull(io->substr(at + 7));
+}
+
+// Files in DEST that the snapshot does not name are read only when their size is one of the
+// snapshot's files' (a moved file): 20 MB of unrelated data costs no read to restore 20 bytes.
+TEST_F(PushPullTest, PullReadsNoUnrelatedFileOfDest) {
+  const std::string small_src = dir_.Join("small-src");
+  ASSERT_TRUE(MakeDirs(small_src).ok());
+  Write(small_src + "/note", "twenty bytes of text");
+  ASSERT_TRUE(Push(small_src, *store_, PushOptions{"small", kSmall}).ok());
+  const std::string dest = dir_.Join("dest");
+  ASSERT_TRUE(MakeDirs(dest).ok());
+  Write(dest + "/unrelated.bin", Random(20 << 20, 9));
+  const uint64_t before = BytesReadByThisProcess();
+  auto r = Pull(*store_, "small", dest);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  const uint64_t read = BytesReadByThisProcess() - before;
+  EXPECT_LT(read, uint64_t{1} << 20) << "pull read " << read << " bytes";
+  EXPECT_EQ(*ReadFile(dest + "/note"), "twenty bytes of text");
+}
+
+// Entries of DEST that the snapshot does not name: verify reports them unless allowed, and
+// pull --delete removes them (listed by a dry run first), inside DEST only: a symlink is removed
+// itself, never followed.
+TEST_F(PushPullTest, VerifyReportsExtrasAndPullDeleteRemovesThemInsideDestOnly) {
+  ASSERT_TRUE(DoPush(*store_).ok());
+  const std::string dest = dir_.Join("dest");
+  ASSERT_TRUE(Pull(*store_, "snap", dest).ok());
+  const std::string outside = dir_.Join("outside");
+  ASSERT_TRUE(MakeDirs(outside).ok());
+  Write(outside + "/keep", "outside DEST");
+  Write(dest + "/extra.txt", "extra");
+  ASSERT_TRUE(MakeDirs(dest + "/data/extra-dir/sub").ok());
+  Write(dest + "/data/extra-dir/sub/x", "x");
+  ASSERT_EQ(::symlink(outside.c_str(), (dest + "/data/escape").c_str()), 0);
+  auto v = Verify(*store_, "snap", dest, 4);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->failures, (std::vector<std::string>{
+                             "dir data/extra-dir: in DEST but not in the snapshot",
+                             "file data/escape: in DEST but not in the snapshot",
+                             "file extra.txt: in DEST but not in the snapshot",
+                         }));
+  auto allowed = Verify(*store_, "snap", dest, 4, nullptr, /*allow_extra=*/true);
+  ASSERT_TRUE(allowed.ok());
+  EXPECT_TRUE(allowed->failures.empty()) << allowed->failures.front();
+
+  PullOptions opts;
+  opts.delete_extra = true;
+  opts.dry_run = true;
+  auto planned = Pull(*store_, "snap", dest, opts);
+  ASSERT_TRUE(planned.ok()) << planned.status().ToString();
+  const std::vector<std::string> extras = {"data/escape", "data/extra-dir/", "extra.txt"};
+  EXPECT_EQ(planned->deleted, extras);
+  EXPECT_EQ(::access((dest + "/extra.txt").c_str(), F_OK), 0) << "a dry run removes nothing";
+  opts.dry_run = false;
+  auto pulled = Pull(*store_, "snap", dest, opts);
+  ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
+  EXPECT_EQ(pulled->deleted, extras);
+  EXPECT_EQ(Tree(dest), StoredTree());
+  EXPECT_EQ(*ReadFile(outside + "/keep"), "outside DEST");
+}
+
+// A chunk replaced by a directory is a finding of verify, not an error that stops it; type
+// mismatches in DEST are named as such; the snapshot's created_ns keeps its nanoseconds.
+TEST_F(PushPullTest, VerifyNamesWhatIsInTheWayAsSuch) {
+  ASSERT_TRUE(DoPush(*store_).ok());
+  const std::string dest = dir_.Join("dest");
+  ASSERT_TRUE(Pull(*store_, "snap", dest).ok());
+  auto m = DecodeManifest(*store_->Get("snapshots/snap"));
+  ASSERT_TRUE(m.ok());
+  EXPECT_NE(m->created_ns % 1000000000, 0) << "created_ns is rounded to the second";
+  ChunkId victim{};
+  for (const Entry& e : m->entries) {
+    if (e.path == "data/big.bin") victim = e.chunks.at(1).id;
+  }
+  const std::string chunk = ChunkKey(victim);
+  ASSERT_EQ(::unlink(dir_.Join("store/" + chunk).c_str()), 0);
+  ASSERT_TRUE(MakeDirs(dir_.Join("store/" + chunk)).ok());
+  ASSERT_EQ(::unlink((dest + "/data/run.sh").c_str()), 0);
+  ASSERT_TRUE(MakeDirs(dest + "/data/run.sh").ok());
+  ASSERT_EQ(::unlink((dest + "/latest").c_str()), 0);
+  Write(dest + "/latest", "a file now");
+  auto v = Verify(*store_, "snap", dest, 4);
+  ASSERT_TRUE(v.ok()) << v.status().ToString();
+  EXPECT_EQ(v->failures,
+            (std::vector<std::string>{
+                "file data/big.bin: chunk " + ToHex(victim) + ": corrupt in the store: object " +
+                    chunk + " in " + store_->Url() + " is not a regular file",
+                "file data/run.sh: differs from the manifest: is a directory, not a file",
+                "file latest: differs from the manifest: is a file, not a symlink",
+            }));
+}
+
+// A file:// store inside the tree it pushes is left out of its own snapshot, and said so.
+TEST_F(PushPullTest, AStoreInsideTheSourceIsNotPushedIntoItself) {
+  auto inner = FileStore::Open("file://" + src_ + "/backup/store");
+  ASSERT_TRUE(inner.ok());
+  auto first = Push(src_, **inner, PushOptions{"snap", kSmall});
+  ASSERT_TRUE(first.ok()) << first.status().ToString();
+  auto again = Push(src_, **inner, PushOptions{"snap", kSmall});
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->skipped,
+            (std::vector<std::string>{"backup/store (the store itself)", "data/fifo (fifo)"}));
+  auto r = Pull(**inner, "snap", dir_.Join("dest"));
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  auto got = Tree(dir_.Join("dest"));
+  EXPECT_EQ(got.count("backup/store"), 0u);
+  EXPECT_EQ(got.count("backup"), 1u);
+}
+
+// A push to an HTTP server that is not WebDAV (it answers every GET with a page) says so.
+TEST_F(PushPullTest, APushToAnHttpServerThatIsNotWebDavSaysSo) {
+  for (const std::string& page :
+       {std::string("{\"status\": \"ok\"}"), std::string("<html>welcome</html>")}) {
+    testing::ScriptedHttpServer server;
+    ASSERT_TRUE(server.Start().ok());
+    server.SetHandler([&page](const testing::RecordedRequest&) {
+      return testing::ScriptedResponse{.status = 200, .body = page};
+    });
+    auto store = OpenStore(server.Url("/store"));
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto r = Push(src_, **store, PushOptions{"snap", kSmall});
+    EXPECT_EQ(r.status().code(), Code::kInvalidArgument);
+    EXPECT_EQ(r.status().message(),
+              "store config " + (*store)->Url() +
+                  "/config: " + (page[0] == '{' ? "no integer \"format\"" : "not a JSON object") +
+                  ": this HTTP server answers, but not as a WebDAV server holding a datasync "
+                  "store (is it WebDAV?)");
+  }
 }
 
 }  // namespace
