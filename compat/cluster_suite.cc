@@ -83,7 +83,7 @@ uint64_t WrongValues(const std::string& op, const Buffers& b, int rank, int n, u
   return wrong;
 }
 
-// One row: a correctness call, `warmup` untimed calls, `reps` timed calls each after a barrier.
+// One row: a correctness call, `warmup` untimed calls, `reps` timed calls after one barrier.
 Result<nlohmann::json> RunRow(const ClusterComm& comm, const ClusterOptions& o,
                               const std::string& op, uint64_t bytes, bool in_place) {
   const int n = comm.size(), r = comm.rank();
@@ -94,12 +94,17 @@ Result<nlohmann::json> RunRow(const ClusterComm& comm, const ClusterOptions& o,
   std::vector<double> wrong = {static_cast<double>(mine_wrong), mine_wrong > 0 ? 1.0 : 0.0};
   CUTOVER_RETURN_IF_ERROR(comm.AllreduceF64(wrong, CUTOVER_CLUSTER_SUM));
   for (int i = 0; i < o.warmup; ++i) CUTOVER_RETURN_IF_ERROR(CallOnce(comm, op, b, count));
+  // One barrier, then the timed calls back to back as nccl-tests and a plain MPI loop time them
+  // (a barrier per call would add every rank's skew to every call); each call's time is the
+  // difference of consecutive clock reads, so the repetitions still give an interval.
   std::vector<double> reps(o.reps);
+  CUTOVER_RETURN_IF_ERROR(comm.Barrier());
+  double last = comm.Wtime();
   for (int i = 0; i < o.reps; ++i) {
-    CUTOVER_RETURN_IF_ERROR(comm.Barrier());
-    const double t0 = comm.Wtime();
     CUTOVER_RETURN_IF_ERROR(CallOnce(comm, op, b, count));
-    reps[i] = comm.Wtime() - t0;
+    const double now = comm.Wtime();
+    reps[i] = now - last;
+    last = now;
   }
   double mean = 0;
   for (double t : reps) mean += t;
