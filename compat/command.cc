@@ -42,7 +42,10 @@ constexpr char kRunHelp[] =
     "rate (stored in the record with the device's name, SM count, compute capability, library "
     "versions and TF32 setting) and runs every case on --device; an op the plugin lacks is "
     "recorded as missing, one with no meaning on the device as n/a. With no usable plugin, "
-    "driver or device it exits 3.";
+    "driver or device it exits 3. --suite cluster runs the collectives across the ranks of an "
+    "MPI job instead (cpu backend: MPI's own collectives; start it with mpirun or srun "
+    "--mpi=pmix; built and tested against OpenMPI 4 from Debian, through the plugin "
+    "libcutover_compat_mpi.so; rank 0 writes a cutover.compat-cluster/1 record; docs/compat.md).";
 
 constexpr char kCalibrateHelp[] =
     "Measure a device's own ceilings through the CUDA backend plugin: our copy kernel and "
