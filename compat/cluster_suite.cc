@@ -9,6 +9,7 @@
 
 #include "compat/cluster_rules.h"
 #include "core/cli.h"
+#include "core/failpoint.h"
 #include "core/file_util.h"
 #include "core/time_util.h"
 
@@ -389,6 +390,8 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterO
       }
     }
     CUTOVER_RETURN_IF_ERROR(write());
+    // After a size is written: the crash test kills one rank here (tests/compat).
+    CUTOVER_FAILPOINT("compat.cluster.size_written");
   }
   if (o.passes > 0) {
     CUTOVER_ASSIGN_OR_RETURN(rec["pairwise"], RunPairwise(comm, o, node_of));

@@ -67,3 +67,24 @@ set -e
 [ "$rc" -eq 2 ] || { cat "$work/out2"; fail "disagreeing ranks: exit $rc, want 2"; }
 grep -q "rank 2 has other options than rank 0" "$work/out2" || { cat "$work/out2"; fail "message"; }
 echo "ok: disagreeing ranks refused with exit 2"
+
+# A rank that dies mid-run: mpirun ends the job; rank 0 rewrote the record after each size, so
+# the sizes measured before the death are kept, marked complete: false.
+set +e
+timeout 120 mpirun --oversubscribe -np 3 "$bin" compat run --suite cluster --ops all_reduce \
+  -b 1KiB -e 64KiB -f 2 --passes 0 --record "$work/dead.rec" : -np 1 \
+  env CUTOVER_FAILPOINTS=compat.cluster.size_written:after=2:kill "$bin" compat run \
+  --suite cluster --ops all_reduce -b 1KiB -e 64KiB -f 2 --passes 0 --record "$work/dead.rec" \
+  >"$work/out3" 2>&1
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || { cat "$work/out3"; fail "a killed rank: mpirun exited 0"; }
+python3 - "$work/dead.rec" <<'PY' || fail "the record of the killed run is wrong"
+import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["complete"] is False, r["complete"]
+sizes = sorted({c["bytes"] for c in r["collectives"]})
+assert sizes == [1024, 2048], sizes
+assert all(c["correct"] for c in r["collectives"])
+PY
+echo "ok: a rank killed after 2 sizes: mpirun exit $rc, the record keeps 2 sizes, complete: false"
