@@ -5,6 +5,7 @@
 # Components:
 #   runtime  bin/cutover and its documentation          in the .deb `cutover` and the tarball
 #   cuda     lib/cutover/libcutover_compat_cuda.so       in the .deb `cutover-cuda` and the tarball
+#   mpi      lib/cutover/libcutover_compat_mpi.so        in the .deb `cutover-mpi` and the tarball
 #   bundled  the non-glibc libraries the binary needs    in the tarball only (the .deb depends on
 #            (libstdc++, libcurl and its chain, ...)     Debian's packages instead)
 
@@ -50,5 +51,12 @@ set(CPACK_COMPONENT_CUDA_DEPENDS runtime)
 set(CPACK_DEBIAN_ENABLE_COMPONENT_DEPENDS ON)
 set(CPACK_COMPONENT_CUDA_DESCRIPTION
     "CUDA backend of cutover compat (cuBLAS, cuDNN, NCCL), loaded only for --backend cuda")
+# The MPI cluster plugin needs OpenMPI from the host (Depends of cutover-mpi from dpkg-shlibdeps);
+# it is loaded only for `compat run --suite cluster`.
+set(CPACK_DEBIAN_MPI_PACKAGE_NAME cutover-mpi)
+set(CPACK_DEBIAN_MPI_PACKAGE_SHLIBDEPS ON)
+set(CPACK_COMPONENT_MPI_DEPENDS runtime)
+set(CPACK_COMPONENT_MPI_DESCRIPTION
+    "MPI plugin of cutover compat (OpenMPI 4), loaded only for compat run --suite cluster")
 set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/CPackProjectConfig.cmake)
 include(CPack)

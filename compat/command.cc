@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "compat/backend_loader.h"
+#include "compat/cluster_command.h"
 #include "compat/compare.h"
 #include "compat/device_runner.h"
 #include "compat/op.h"
@@ -25,6 +26,7 @@
 #include "core/json.h"
 #include "core/progress.h"
 #include "core/time_util.h"
+#include "core/units.h"
 
 namespace cutover {
 namespace {
@@ -40,7 +42,10 @@ constexpr char kRunHelp[] =
     "rate (stored in the record with the device's name, SM count, compute capability, library "
     "versions and TF32 setting) and runs every case on --device; an op the plugin lacks is "
     "recorded as missing, one with no meaning on the device as n/a. With no usable plugin, "
-    "driver or device it exits 3.";
+    "driver or device it exits 3. --suite cluster runs the collectives across the ranks of an "
+    "MPI job instead (cpu backend: MPI's own collectives; start it with mpirun or srun "
+    "--mpi=pmix; built and tested against OpenMPI 4 from Debian, through the plugin "
+    "libcutover_compat_mpi.so; rank 0 writes a cutover.compat-cluster/1 record; docs/compat.md).";
 
 constexpr char kCalibrateHelp[] =
     "Measure a device's own ceilings through the CUDA backend plugin: our copy kernel and "
@@ -59,6 +64,10 @@ struct RunOptions {
   int threads = 2;
   int device = 0;
   bool resume = false;
+  // --suite cluster only (compat/cluster_suite.h); sizes as text for core/units ParseBytes.
+  std::string min_bytes = "8", max_bytes, pair_bytes = "4MiB";
+  int step_factor = 2, pair_reps = 3, passes = 3;
+  std::string fabric;
 };
 
 struct CompareOptions {
@@ -121,7 +130,33 @@ Result<LoadedBackend> OpenCuda(int device) {
   return cuda;
 }
 
-Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g) {
+// `--suite cluster`: the flags into ClusterOptions, then compat/cluster_command.h.
+Result<int> RunCluster(const RunOptions& o, const GlobalOptions& g,
+                       const NodeFingerprintFn& node_fingerprint) {
+  ClusterOptions c;
+  c.backend = o.backend;
+  c.ops = o.ops;
+  CUTOVER_ASSIGN_OR_RETURN(c.min_bytes, ParseBytes(o.min_bytes));
+  c.max_bytes = o.backend == "cuda" ? (1ull << 30) : (64ull << 20);
+  if (!o.max_bytes.empty()) {
+    CUTOVER_ASSIGN_OR_RETURN(c.max_bytes, ParseBytes(o.max_bytes));
+  }
+  CUTOVER_ASSIGN_OR_RETURN(c.pair_bytes, ParseBytes(o.pair_bytes));
+  c.step_factor = o.step_factor;
+  c.warmup = o.warmup;
+  c.reps = o.reps;
+  c.pair_reps = o.pair_reps;
+  c.passes = o.passes;
+  c.record_path = o.record;
+  c.fabric = o.fabric;
+  const std::string fingerprint = o.fingerprint;
+  if (fingerprint.empty() && node_fingerprint) return RunClusterCommand(c, g, node_fingerprint);
+  return RunClusterCommand(c, g, [fingerprint] { return RecordFingerprint(fingerprint); });
+}
+
+Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
+                     const NodeFingerprintFn& node_fingerprint = {}) {
+  if (o.suite == "cluster") return RunCluster(o, g, node_fingerprint);
   if (o.record.empty()) return Status::InvalidArgument("compat run: --record OUT is required");
   const bool cuda_backend = o.backend == "cuda";
   if (cuda_backend && o.accumulate != "fp32") {
@@ -247,6 +282,9 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g) {
 }
 
 Result<int> RunCompare(const CompareOptions& o, const GlobalOptions& g) {
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<int> cluster,
+                           MaybeCompareCluster(o.source, o.target, o.junit, g));
+  if (cluster) return *cluster;
   CUTOVER_ASSIGN_OR_RETURN(CompatRecord src, LoadRecord(o.source));
   CUTOVER_ASSIGN_OR_RETURN(CompatRecord tgt, LoadRecord(o.target));
   CUTOVER_RETURN_IF_ERROR(CheckComparable(src, tgt, o.source, o.target));
@@ -344,7 +382,7 @@ Result<int> RunCalibrate(int device, const GlobalOptions& g) {
 
 }  // namespace
 
-void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
+void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn node_fingerprint) {
   CLI::App* cmd = root.add_subcommand(
       "compat", "Run framework kernels on source and target and compare numerics and speed");
   cmd->require_subcommand(1);
@@ -356,8 +394,10 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
   CLI::App* run = cmd->add_subcommand("run", kRunHelp);
   run->add_option("--backend", opts->backend, "cpu (default) or cuda")
       ->check(CLI::IsMember({"cuda", "cpu"}));
-  run->add_option("--suite", opts->suite, "quick (default), standard or full")
-      ->check(CLI::IsMember({"quick", "standard", "full"}));
+  run->add_option("--suite", opts->suite,
+                  "quick (default), standard, full, or cluster (collectives across the ranks of "
+                  "an MPI job: start it with mpirun or srun --mpi=pmix; OpenMPI 4)")
+      ->check(CLI::IsMember({"quick", "standard", "full", "cluster"}));
   run->add_option("--ops", opts->ops, "only these ops (comma-separated)")->delimiter(',');
   run->add_option("--record", opts->record, "write the record to this file");
   run->add_option("--accumulate", opts->accumulate, "fp32 (default) or fp64 accumulation (cpu)")
@@ -376,7 +416,25 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
                 "keep the cases an existing --record of the same backend, suite, accumulate, "
                 "threads and op table holds and run only the rest (the record is rewritten "
                 "atomically after every case, so a killed run loses at most the case in flight)");
-  SetCommand(run, ctx, [opts, &ctx]() -> Result<int> { return RunSuite(*opts, ctx.global); });
+  run->add_option("-b,--min-bytes", opts->min_bytes, "cluster: smallest message (default 8)");
+  run->add_option("-e,--max-bytes", opts->max_bytes,
+                  "cluster: largest message (default 64MiB on cpu, 1GiB on cuda)");
+  run->add_option("-f,--step-factor", opts->step_factor,
+                  "cluster: message size multiplier between steps (default 2)")
+      ->check(CLI::Range(2, 1024));
+  run->add_option("--pair-bytes", opts->pair_bytes,
+                  "cluster: message of the pairwise bandwidth matrix (default 4MiB)");
+  run->add_option("--pair-reps", opts->pair_reps,
+                  "cluster: samples per direction and pass in the pairwise matrix (default 3)")
+      ->check(CLI::Range(1, 1000));
+  run->add_option("--passes", opts->passes,
+                  "cluster: passes over the pairwise schedule; a slow node or link is named "
+                  "when more than half name it (default 3, 0: no matrix)")
+      ->check(CLI::Range(0, 1000));
+  run->add_option("--fabric", opts->fabric, "cluster: the fabric, recorded (e.g. ib-ndr-400)");
+  SetCommand(run, ctx, [opts, &ctx, node_fingerprint]() -> Result<int> {
+    return RunSuite(*opts, ctx.global, node_fingerprint);
+  });
 
   auto device = std::make_shared<int>(0);
   CLI::App* calibrate = cmd->add_subcommand("calibrate", kCalibrateHelp);

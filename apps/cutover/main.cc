@@ -8,6 +8,7 @@
 #include "core/cli.h"
 #include "core/log.h"
 #include "datasync/command.h"
+#include "probe/collect.h"
 #include "probe/command.h"
 #include "report/command.h"
 
@@ -40,7 +41,11 @@ int main(int argc, char** argv) {
   app.fallthrough();
 
   AddProbeCommand(app, ctx);
-  AddCompatCommand(app, ctx);
+  // compat's cluster suite stores each node's fingerprint; compat does not include probe, so the
+  // collector is handed in here, where both are visible.
+  AddCompatCommand(app, ctx, []() -> Result<nlohmann::json> {
+    return FingerprintToJson(probe::Collect(RealFileSystem("/"), probe::LiveOptions()));
+  });
   AddDatasyncCommand(app, ctx);
   AddCanaryCommand(app, ctx);
   AddAssessCommand(app, ctx);

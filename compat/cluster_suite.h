@@ -1,0 +1,72 @@
+// The cluster suite (`compat run --suite cluster`): collectives over every rank of an MPI world,
+// swept over message sizes, and the pairwise sendrecv matrix that names slow nodes and links.
+// Rank 0 writes the record (cutover.compat-cluster/1, docs/schemas/compat-cluster-1.json) and
+// rewrites it after every message size, `complete: false` until the run ends, so a job that
+// loses a rank keeps what was measured.
+//
+// Thread-safety: one call per process; every rank calls RunClusterSuite with the same options.
+#ifndef CUTOVER_COMPAT_CLUSTER_SUITE_H_
+#define CUTOVER_COMPAT_CLUSTER_SUITE_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "compat/cluster_launcher.h"
+#include "compat/cluster_loader.h"
+#include "core/status.h"
+
+namespace cutover {
+
+inline constexpr char kClusterRecordFamily[] = "cutover.compat-cluster";
+// Bump on any incompatible change to the record (and add docs/schemas/compat-cluster-N.json).
+inline constexpr int kClusterRecordVersion = 1;
+
+struct ClusterOptions {
+  std::string backend = "cpu";
+  std::vector<std::string> ops;  // empty: every collective
+  uint64_t min_bytes = 8;
+  uint64_t max_bytes = 64ull << 20;
+  int step_factor = 2;
+  int warmup = 2;
+  int reps = 5;
+  // The pairwise matrix: a large message for bandwidth, a small one for latency, `pair_reps`
+  // samples per direction in each of `passes` passes over the whole schedule. 0 passes: none.
+  uint64_t pair_bytes = 4ull << 20;
+  uint64_t pair_small_bytes = 8;
+  int pair_reps = 3;
+  int passes = 3;
+  std::string record_path;
+  std::string fabric;  // --fabric, recorded; "" none
+};
+
+// One node's fingerprint as JSON, collected by the apps layer (compat does not include probe);
+// called on one rank per node. Empty function: no fingerprints.
+using NodeFingerprintFn = std::function<Result<nlohmann::json>()>;
+
+// What the run hands back on rank 0 (other ranks get an empty record).
+struct ClusterRunResult {
+  nlohmann::json record;
+  std::string table;        // the human table rank 0 prints
+  bool all_correct = true;  // every rank: every collective gave the exact answer
+};
+
+// Checks the options on this rank (InvalidArgument), then that every rank holds the same
+// (InvalidArgument on every rank, naming the first rank that differs).
+Status CheckClusterOptions(const ClusterOptions& o);
+
+// Runs the suite on an initialized world. `progress` is called on rank 0 after each row.
+Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterOptions& o,
+                                         const Launcher& launcher,
+                                         const NodeFingerprintFn& fingerprint,
+                                         const std::function<void(const std::string&)>& progress);
+
+// The options as one canonical line (what ranks compare to agree).
+std::string ClusterOptionsLine(const ClusterOptions& o);
+
+}  // namespace cutover
+
+#endif  // CUTOVER_COMPAT_CLUSTER_SUITE_H_

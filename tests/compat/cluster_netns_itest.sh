@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# A cluster made by the test itself: 4 network namespaces (the nodes, each with its own host
+# name through `unshare --uts`) joined by veth pairs to a bridge that lives in a fifth namespace,
+# so the root namespace is untouched. mpirun starts inside node1 and reaches the others through
+# an rsh agent that enters their namespaces. The cluster suite runs twice: unshaped, then with
+# node4's link limited by tc tbf in both directions. The shaped run must name node4 and only it,
+# the unshaped run no node, and all_reduce bus bandwidth must drop.
+# Usage: cluster_netns_itest.sh BUILD_DIR SOURCE_DIR. Exit 77 (skip) when not root, without
+# mpirun, the MPI plugin, network namespaces or tbf. Everything is removed on exit.
+set -euo pipefail
+build="$1"; src="$2"
+bin="$build/apps/cutover/cutover"
+skip() { echo "SKIP: $*"; exit 77; }
+fail() { echo "FAIL: $*"; exit 1; }
+[ "$(id -u)" -eq 0 ] || skip "needs root (network namespaces)"
+command -v mpirun >/dev/null || skip "mpirun not installed (openmpi-bin)"
+for t in ip tc nsenter unshare; do command -v "$t" >/dev/null || skip "$t not installed"; done
+[ -e "$build/apps/cutover/libcutover_compat_mpi.so" ] || skip "MPI plugin not built"
+
+prefix="cutover-c$$"
+nodes=4
+work="$(mktemp -d)"
+cleanup() {
+  for ns in "$prefix-br" $(for i in $(seq 1 $nodes); do echo "$prefix-n$i"; done); do
+    if [ -e "/run/netns/$ns" ]; then
+      for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
+      ip netns del "$ns" 2>/dev/null || true
+    fi
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+
+ip netns add "$prefix-br" || skip "cannot create a network namespace"
+ip -n "$prefix-br" link add br0 type bridge
+ip -n "$prefix-br" link set br0 up
+: >"$work/hosts"
+for i in $(seq 1 $nodes); do
+  ns="$prefix-n$i"
+  ip netns add "$ns"
+  ip -n "$prefix-br" link add "v$i" type veth peer name eth0 netns "$ns"
+  ip -n "$prefix-br" link set "v$i" master br0
+  ip -n "$prefix-br" link set "v$i" up
+  ip -n "$ns" addr add "10.211.0.$i/24" dev eth0
+  ip -n "$ns" link set eth0 up
+  ip -n "$ns" link set lo up
+  echo "10.211.0.$i slots=1" >>"$work/hosts"
+done
+# The rsh agent: `agent HOST COMMAND...` runs COMMAND in HOST's node, under its host name.
+cat >"$work/agent" <<AGENT
+#!/bin/sh
+host="\$1"; shift
+i="\${host##*.}"
+exec nsenter --net=/run/netns/$prefix-n\$i unshare --uts sh -c "hostname node\$i && \$*"
+AGENT
+chmod +x "$work/agent"
+
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=tcp,self
+export OMPI_MCA_plm_rsh_agent="$work/agent"
+export OMPI_MCA_btl_tcp_if_include=10.211.0.0/24 OMPI_MCA_oob_tcp_if_include=10.211.0.0/24
+
+# run NAME: the suite from node1, record in $work/NAME.rec.
+run() {
+  local t0; t0=$(date +%s%N)
+  nsenter --net="/run/netns/$prefix-n1" unshare --uts sh -c "hostname node1 && exec timeout 240 \
+    mpirun --hostfile $work/hosts -np $nodes --map-by node $bin compat run --suite cluster \
+    --backend cpu --ops all_reduce -b 1MiB -e 4MiB -f 4 --warmup 1 --reps 3 --pair-bytes 4MiB --pair-reps 2 \
+    --passes 3 --record $work/$1.rec" >"$work/$1.out" 2>&1 ||
+    { cat "$work/$1.out"; fail "the $1 run failed"; }
+  echo "$1 run: $(( ($(date +%s%N) - t0) / 1000000 )) ms to a verdict"
+}
+
+run unshaped
+# node4 at 50 Mbit/s both ways: its egress on eth0, its ingress on the bridge port.
+tc -n "$prefix-n4" qdisc add dev eth0 root tbf rate 50mbit burst 64kb latency 100ms ||
+  skip "tc tbf not available in this kernel"
+tc -n "$prefix-br" qdisc add dev v4 root tbf rate 50mbit burst 64kb latency 100ms
+run shaped
+
+python3 - "$work/unshaped.rec" "$work/shaped.rec" <<'PY' || fail "verdicts wrong (records above)"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+for r in (a, b):
+    assert r["complete"] and sorted(n["name"] for n in r["nodes"]) == ["node1", "node2", "node3", "node4"], r["nodes"]
+    assert all(c["correct"] for c in r["collectives"])
+    assert r["pairwise"]["rule_applied"], r["pairwise"]["rule_reason"]
+pa, pb = a["pairwise"], b["pairwise"]
+print("unshaped node medians GB/s:", pa["node_median_gbps"], "slow:", pa["slow_nodes"])
+print("shaped   node medians GB/s:", pb["node_median_gbps"], "slow:", pb["slow_nodes"])
+assert pb["slow_nodes"] == ["node4"], pb["slow_nodes"]
+assert pb["slow_links"] == [], pb["slow_links"]
+assert pa["slow_nodes"] == [] and pa["slow_links"] == [], (pa["slow_nodes"], pa["slow_links"])
+def busbw(r):
+    return max(c["busbw_gbps"] for c in r["collectives"] if c["op"] == "all_reduce" and c["bytes"] == 4 << 20)
+print("all_reduce 4 MiB busbw GB/s: unshaped %.3f, shaped %.3f" % (busbw(a), busbw(b)))
+assert busbw(b) < busbw(a), "all_reduce did not slow down"
+PY
+echo "ok: node4 named alone when shaped, no node when unshaped, all_reduce busbw dropped"
