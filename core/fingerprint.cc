@@ -236,7 +236,9 @@ json FingerprintToJson(const Fingerprint& fp) {
                    {"cuda", Opt(f.cuda)},
                    {"cudnn", Opt(f.cudnn)},
                    {"path", f.path},
-                   {"requires_dist", f.requires_dist}});
+                   {"requires_dist", f.requires_dist},
+                   {"source", f.source},
+                   {"git_version", Opt(f.git_version)}});
   }
   doc["frameworks"] = fws;
   doc["env"] = json::object();
@@ -432,6 +434,8 @@ Result<Fingerprint> FingerprintFromJson(const json& doc) {
     f.Get("cudnn", &v.cudnn);
     f.Get("path", &v.path);
     f.GetStrings("requires_dist", &v.requires_dist);
+    f.Get("source", &v.source);
+    f.Get("git_version", &v.git_version);
     fp.frameworks.push_back(std::move(v));
   });
   if (const json* env = r.Find("env")) {
