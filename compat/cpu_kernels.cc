@@ -66,7 +66,8 @@ CpuKernel SelectCpuKernel(const OpDescriptor& op, const CaseSpec& spec, const cp
   const cpu::LibraryInfo blas = cpu::BlasInfo();
   if (blas.available && spec.op == "gemm" && spec.dtype == "fp32" && spec.shape.size() == 3) {
     CpuKernel k;
-    k.implementation = blas.name + " " + blas.version + " (" + WithThreads(blas.detail, cfg.threads) + ")";
+    k.implementation =
+        blas.name + " " + blas.version + " (" + WithThreads(blas.detail, cfg.threads) + ")";
     const int64_t m = spec.shape[0], nn = spec.shape[1], kk = spec.shape[2];
     k.run = [m, nn, kk](const Tensors& in, float* out) {
       cpu::BlasSgemm(m, nn, kk, in[0].data(), in[1].data(), out);

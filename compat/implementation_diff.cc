@@ -25,7 +25,8 @@ std::vector<SetupDifference> ImplementationDifferences(const CompatRecord& sourc
     }
     const std::pair<std::string, std::string> key{s.implementation, t.implementation};
     const std::string op_dtype = s.spec.op + "/" + s.spec.dtype;
-    auto p = std::find_if(pairs.begin(), pairs.end(), [&](const auto& e) { return e.first == key; });
+    auto p =
+        std::find_if(pairs.begin(), pairs.end(), [&](const auto& e) { return e.first == key; });
     if (p == pairs.end()) {
       pairs.push_back({key, {op_dtype}});
     } else if (std::find(p->second.begin(), p->second.end(), op_dtype) == p->second.end()) {

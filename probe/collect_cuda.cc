@@ -531,7 +531,8 @@ std::optional<FrameworkInfo> FrameworkFromMetadata(CollectContext& ctx, const st
   std::string meta_file = dist ? JoinPath(path, "METADATA")
                           : ctx.fs().IsDirectory(path) ? JoinPath(path, "PKG-INFO")
                                                        : path;
-  if (auto meta = ctx.ReadOptional(meta_file, 1 << 20)) ApplyMetadata(ParsePythonMetadata(*meta), &f);
+  if (auto meta = ctx.ReadOptional(meta_file, 1 << 20))
+    ApplyMetadata(ParsePythonMetadata(*meta), &f);
   ApplyBuildInfo(ctx, sp, &f);
   return f;
 }

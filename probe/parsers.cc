@@ -335,7 +335,8 @@ std::optional<LibraryFileName> ParseLibraryFileName(std::string_view name) {
 
 namespace {
 
-// "<name>-<version><suffix>" -> name (normalised) and version; nullopt without the suffix or a dash.
+// "<name>-<version><suffix>" -> name (normalised) and version; nullopt without the suffix or a
+// dash.
 std::optional<DistInfoName> SplitMetadataName(std::string_view dir, std::string_view suffix) {
   if (dir.size() <= suffix.size() || dir.substr(dir.size() - suffix.size()) != suffix) {
     return std::nullopt;

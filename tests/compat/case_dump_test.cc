@@ -60,7 +60,8 @@ TEST(CaseDumpTest, NpyBytesAreNumpyFormat10) {
   const float v[3] = {1.0f, -2.5f, 3.0f};
   const std::string b = NpyBytes("<f4", v, 3);
   ASSERT_EQ(b.substr(0, 8), std::string("\x93NUMPY\x01\x00", 8));
-  const size_t header_len = static_cast<unsigned char>(b[8]) | (static_cast<unsigned char>(b[9]) << 8);
+  const size_t header_len =
+      static_cast<unsigned char>(b[8]) | (static_cast<unsigned char>(b[9]) << 8);
   EXPECT_EQ((10 + header_len) % 64, 0u);
   const std::string header = b.substr(10, header_len);
   EXPECT_EQ(header.rfind("{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }", 0), 0u);

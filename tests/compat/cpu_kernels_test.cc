@@ -79,14 +79,16 @@ TEST(CpuKernelsTest, ConvolutionsRunThroughOneDnnWithinTolerance) {
       }
     }
   }
-  if (!dnnl.available) GTEST_SKIP() << "built without oneDNN: convolutions ran on the reference path";
+  if (!dnnl.available)
+    GTEST_SKIP() << "built without oneDNN: convolutions ran on the reference path";
 }
 
 TEST(CpuKernelsTest, Bf16AndBatchedMatmulThroughOneDnnWhereTheCpuHasIt) {
-  for (const CaseSpec& c : {CaseSpec{"gemm", "bf16", {64, 48, 256}, "row-major", 2},
-                            CaseSpec{"gemm_batched", "fp32", {3, 16, 24, 40}, "row-major", 2},
-                            CaseSpec{"gemm_batched", "bf16", {3, 16, 24, 40}, "row-major", 2},
-                            CaseSpec{"conv2d_fwd", "bf16", {2, 8, 9, 9, 6, 3, 3, 1, 1}, "NHWC", 2}}) {
+  for (const CaseSpec& c :
+       {CaseSpec{"gemm", "bf16", {64, 48, 256}, "row-major", 2},
+        CaseSpec{"gemm_batched", "fp32", {3, 16, 24, 40}, "row-major", 2},
+        CaseSpec{"gemm_batched", "bf16", {3, 16, 24, 40}, "row-major", 2},
+        CaseSpec{"conv2d_fwd", "bf16", {2, 8, 9, 9, 6, 3, 3, 1, 1}, "NHWC", 2}}) {
     CaseResult r = RunOne(c);
     ExpectWithinTolerance(r);
     const bool lib = cpu::DnnlInfo().available && (c.dtype == "fp32" || cpu::DnnlHasNativeBf16());

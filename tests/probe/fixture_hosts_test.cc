@@ -67,12 +67,13 @@ TEST(FixtureHostsTest, EggInfoAndBarePackages) {
                   " git=" + f.git_version.value_or("-") + " " + f.path + " " + f.source);
   }
   std::sort(got.begin(), got.end());
-  EXPECT_EQ(got, (std::vector<std::string>{
-                     "torch 1.13.0a0+gitunknown cuda=- git=Unknown /usr/lib/python3/dist-packages "
-                     "egg-info",
-                     "torch 2.5.0a0+git32f585d cuda=12.4 git=32f585d9346e316e554c8d9bf7548af9f62141fc "
-                     "/usr/local/lib/python3.11/dist-packages torch/version.py",
-                     "triton 2.1.0 cuda=- git=- /usr/lib/python3/dist-packages egg-info"}));
+  EXPECT_EQ(got,
+            (std::vector<std::string>{
+                "torch 1.13.0a0+gitunknown cuda=- git=Unknown /usr/lib/python3/dist-packages "
+                "egg-info",
+                "torch 2.5.0a0+git32f585d cuda=12.4 git=32f585d9346e316e554c8d9bf7548af9f62141fc "
+                "/usr/local/lib/python3.11/dist-packages torch/version.py",
+                "triton 2.1.0 cuda=- git=- /usr/lib/python3/dist-packages egg-info"}));
 }
 
 TEST(FixtureHostsTest, H100Cuda124Healthy) {

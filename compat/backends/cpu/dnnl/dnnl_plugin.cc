@@ -100,7 +100,8 @@ Operand MakeOperand(const Dims& dims, Tag tag, const memory::desc& prim, int arg
 
 void BindConv(const CutoverDnnlProblem& g, OneDnnKernel* k) {
   const bool nhwc = g.nhwc != 0;
-  const int64_t P = (g.h + 2 * g.pad - g.r) / g.stride + 1, Q = (g.w + 2 * g.pad - g.s) / g.stride + 1;
+  const int64_t P = (g.h + 2 * g.pad - g.r) / g.stride + 1,
+                Q = (g.w + 2 * g.pad - g.s) / g.stride + 1;
   const Dims x{g.n, g.c, g.h, g.w}, w{g.k, g.c, g.r, g.s}, y{g.n, g.k, P, Q};
   const CutoverDnnlProblem& p = g;
   const Tag act = nhwc ? Tag::nhwc : Tag::nchw, wt = nhwc ? Tag::ohwi : Tag::oihw;
@@ -149,7 +150,8 @@ void BindMatmul(const CutoverDnnlProblem& p, OneDnnKernel* k) {
       dnnl::matmul::desc(memory::desc(a, in_dt, Tag::abc), memory::desc(b, in_dt, Tag::abc),
                          memory::desc(c, Dt::f32, Tag::abc)),
       k->engine());
-  k->Bind(dnnl::matmul(pd), pd.impl_info_str(), MakeOperand(a, Tag::abc, pd.src_desc(), DNNL_ARG_SRC),
+  k->Bind(dnnl::matmul(pd), pd.impl_info_str(),
+          MakeOperand(a, Tag::abc, pd.src_desc(), DNNL_ARG_SRC),
           MakeOperand(b, Tag::abc, pd.weights_desc(), DNNL_ARG_WEIGHTS),
           MakeOperand(c, Tag::abc, pd.dst_desc(), DNNL_ARG_DST));
 }
