@@ -50,6 +50,7 @@ fuzz: deps
 
 sanitize: deps
 	@cmake -S . -B build-asan -G Ninja -DCUTOVER_SANITIZE=address,undefined -DCUTOVER_CUDA=OFF \
+	  -DCUTOVER_CPU_LIBS=OFF \
 	  $(CMAKE_ARGS) >/dev/null
 	@cmake --build build-asan -j $(JOBS)
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -58,5 +58,13 @@ set(CPACK_DEBIAN_MPI_PACKAGE_SHLIBDEPS ON)
 set(CPACK_COMPONENT_MPI_DEPENDS runtime)
 set(CPACK_COMPONENT_MPI_DESCRIPTION
     "MPI plugin of cutover compat (OpenMPI 4), loaded only for compat run --suite cluster")
+
+# The oneDNN plugin of the compat cpu backend (compat/CMakeLists.txt), its own package so that
+# the cutover package does not pull in libdnnl; without it convolutions run our kernels.
+set(CPACK_DEBIAN_CPULIBS_PACKAGE_NAME cutover-cpulibs)
+set(CPACK_DEBIAN_CPULIBS_PACKAGE_SHLIBDEPS ON)
+set(CPACK_COMPONENT_CPULIBS_DEPENDS runtime)
+set(CPACK_COMPONENT_CPULIBS_DESCRIPTION
+    "oneDNN plugin of cutover compat's cpu backend (convolution and matmul through libdnnl)")
 set(CPACK_PROJECT_CONFIG_FILE ${PROJECT_SOURCE_DIR}/cmake/CPackProjectConfig.cmake)
 include(CPack)

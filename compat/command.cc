@@ -1,5 +1,6 @@
 #include "compat/command.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "compat/backend_loader.h"
+#include "compat/case_dump.h"
 #include "compat/cluster_command.h"
 #include "compat/compare.h"
 #include "compat/device_runner.h"
@@ -33,9 +35,15 @@ namespace {
 
 constexpr char kRunHelp[] =
     "Run a suite and write a record (cutover.compat-record/1). --backend cpu runs every op that "
-    "has a meaning on a CPU (others are recorded as n/a; reduced-precision dtypes are emulated: "
-    "inputs rounded to the dtype, fp32 or int32 accumulation, output rounded), after measuring "
-    "the backend's copy and GEMM ceilings (about a second; a resumed run keeps the record's). "
+    "has a meaning on a CPU (others are recorded as n/a) through the libraries frameworks use "
+    "where this build has them: fp32 GEMM through OpenBLAS, convolution and matmul (fp32, and "
+    "bf16 where the CPU has it) through oneDNN; every other case runs cutover's own kernels "
+    "(reduced-precision dtypes emulated: inputs rounded to the dtype, fp32 or int32 "
+    "accumulation, output rounded). Each case's record names its implementation. --backend "
+    "reference runs every case on cutover's own kernels (as does --accumulate fp64). Both "
+    "measure the backend's copy and GEMM ceilings first (the GEMM through the BLAS when used; "
+    "about a second; a resumed run keeps the record's); --threads sets our pool, OpenBLAS and "
+    "oneDNN alike. "
     "--backend cuda loads the CUDA backend "
     "plugin (libcutover_compat_cuda.so next to this binary, in ../lib/cutover/, or "
     "$CUTOVER_CUDA_PLUGIN), checks every device, measures the device's copy bandwidth and GEMM "
@@ -68,6 +76,12 @@ struct RunOptions {
   std::string min_bytes = "8", max_bytes, pair_bytes = "4MiB";
   int step_factor = 2, pair_reps = 3, passes = 3;
   std::string fabric;
+  std::string dump;  // --dump DIR
+};
+
+struct DumpOptions {
+  std::vector<std::string> ids;
+  std::string dir;
 };
 
 struct CompareOptions {
@@ -130,6 +144,29 @@ Result<LoadedBackend> OpenCuda(int device) {
   return cuda;
 }
 
+// "implementations: 3 cases OpenBLAS 0.3.21 (core Zen, 2 threads); 40 cases reference\n" in
+// order of first use (cpu and reference records).
+std::string ImplementationSummary(const CompatRecord& rec) {
+  std::vector<std::pair<std::string, int>> seen;
+  for (const CaseResult& r : rec.cases) {
+    if (r.implementation.empty()) continue;
+    auto it = std::find_if(seen.begin(), seen.end(),
+                           [&](const auto& p) { return p.first == r.implementation; });
+    if (it == seen.end()) {
+      seen.push_back({r.implementation, 1});
+    } else {
+      ++it->second;
+    }
+  }
+  if (seen.empty()) return "";
+  std::string out = "implementations:";
+  for (size_t i = 0; i < seen.size(); ++i) {
+    out += std::string(i == 0 ? " " : "; ") + std::to_string(seen[i].second) + " cases " +
+           seen[i].first;
+  }
+  return out + "\n";
+}
+
 // `--suite cluster`: the flags into ClusterOptions, then compat/cluster_command.h.
 Result<int> RunCluster(const RunOptions& o, const GlobalOptions& g,
                        const NodeFingerprintFn& node_fingerprint) {
@@ -159,6 +196,12 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
   if (o.suite == "cluster") return RunCluster(o, g, node_fingerprint);
   if (o.record.empty()) return Status::InvalidArgument("compat run: --record OUT is required");
   const bool cuda_backend = o.backend == "cuda";
+  const bool reference_only = o.backend == "reference";
+  if (cuda_backend && !o.dump.empty()) {
+    return Status::InvalidArgument(
+        "compat run: --dump applies to the cpu and reference backends (use `compat dump` for "
+        "a cuda case's inputs)");
+  }
   if (cuda_backend && o.accumulate != "fp32") {
     return Status::InvalidArgument("compat run: --accumulate fp64 applies to the cpu backend only");
   }
@@ -214,7 +257,11 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
   run.config.cpu.threads = o.threads;
   run.config.cpu.fp64_accumulate = o.accumulate == "fp64";
   run.config.reps = o.reps;
-  if (!cuda_backend && !keep_calibration) rec.calibration = CalibrateCpu(run.config.cpu);
+  run.config.reference_only = reference_only;
+  run.config.dump_dir = o.dump;
+  if (!cuda_backend && !keep_calibration) {
+    rec.calibration = CalibrateCpu(run.config.cpu, reference_only);
+  }
   CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
   Progress progress(std::move(popts), "compat run", cases.size(), "cases");
   progress.StartTimer();
@@ -229,6 +276,7 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
     std::snprintf(line, sizeof(line), "calibration: copy %.2f GB/s, fp32 GEMM %.2f GFLOP/s",
                   k.copy_gbps, k.gemm_gflops);
     table += line;
+    if (!k.gemm_implementation.empty()) table += " (" + k.gemm_implementation + ")";
     if (k.gemm_bf16_gflops > 0) {
       std::snprintf(line, sizeof(line), ", bf16 GEMM %.2f GFLOP/s (tensor-core dtypes)",
                     k.gemm_bf16_gflops);
@@ -251,6 +299,7 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
     }
     table += line;
   }
+  if (!cuda_backend) table += ImplementationSummary(done.record);
   if (cuda_backend && done.record.device.value("device_count", 0) == 1) {
     for (const CaseResult& r : done.record.cases) {
       if (r.status == "ok" && IsCollectiveOp(r.spec.op)) {
@@ -267,6 +316,10 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
             std::to_string(d.value("sm_count", 0)) + " SMs, compute capability " +
             d.value("compute_capability", std::string("?")) + "\n" + table;
   }
+  if (!o.dump.empty()) {
+    table += "cases dumped to " + o.dump + " (replay them in PyTorch: python3 " + o.dump +
+             "/replay.py)\n";
+  }
   table += std::to_string(done.record.cases.size()) + " cases written to " + o.record;
   if (o.resume) {
     table += " (" + std::to_string(done.kept) + " kept from the record, " +
@@ -278,6 +331,26 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
                             {"kept", done.kept},
                             {"ran", done.ran}};
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, summary, table));
+  return 0;
+}
+
+Result<int> RunDump(const DumpOptions& o, const GlobalOptions& g) {
+  std::vector<CaseSpec> specs;
+  for (const std::string& id : o.ids) {
+    CUTOVER_ASSIGN_OR_RETURN(CaseSpec spec, ParseCaseId(id));
+    if (!FindOp(spec.op)->on_cpu) {
+      return Status::InvalidArgument("compat dump: " + id +
+                                     ": the op has no inputs on the host (GPU only)");
+    }
+    specs.push_back(std::move(spec));
+  }
+  CUTOVER_RETURN_IF_ERROR(DumpCases(o.dir, specs, kDefaultSamples));
+  std::string table;
+  for (const CaseSpec& s : specs) table += o.dir + "/" + CaseDumpName(s) + "\n";
+  table += std::to_string(specs.size()) + " cases dumped (inputs and truth; replay them in "
+           "PyTorch: python3 " + o.dir + "/replay.py)\n";
+  CUTOVER_RETURN_IF_ERROR(
+      EmitResult(g, {{"dir", o.dir}, {"cases", o.ids}}, table));
   return 0;
 }
 
@@ -392,8 +465,10 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn nod
 
   auto opts = std::make_shared<RunOptions>();
   CLI::App* run = cmd->add_subcommand("run", kRunHelp);
-  run->add_option("--backend", opts->backend, "cpu (default) or cuda")
-      ->check(CLI::IsMember({"cuda", "cpu"}));
+  run->add_option("--backend", opts->backend,
+                  "cpu (default: OpenBLAS and oneDNN where built in), reference (cutover's own "
+                  "kernels only) or cuda")
+      ->check(CLI::IsMember({"cuda", "cpu", "reference"}));
   run->add_option("--suite", opts->suite,
                   "quick (default), standard, full, or cluster (collectives across the ranks of "
                   "an MPI job: start it with mpirun or srun --mpi=pmix; OpenMPI 4)")
@@ -406,7 +481,8 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn nod
                   "embed this fingerprint (from cutover probe collect) instead of a minimal one");
   run->add_option("--reps", opts->reps, "timed repetitions per case (default 5)")
       ->check(CLI::Range(1, 1000));
-  run->add_option("--threads", opts->threads, "cpu worker threads (default 2)")
+  run->add_option("--threads", opts->threads,
+                  "cpu threads for our pool, OpenBLAS and oneDNN alike (default 2)")
       ->check(CLI::Range(1, 1024));
   run->add_option("--warmup", opts->warmup, "untimed runs before the timed ones (cuda, default 3)")
       ->check(CLI::Range(0, 1000));
@@ -432,9 +508,23 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn nod
                   "when more than half name it (default 3, 0: no matrix)")
       ->check(CLI::Range(0, 1000));
   run->add_option("--fabric", opts->fabric, "cluster: the fabric, recorded (e.g. ib-ndr-400)");
+  run->add_option("--dump", opts->dump,
+                  "also write each case's inputs, output and float64 truth (.npy) and a "
+                  "replay.py that runs them in PyTorch to this directory (cpu, reference)");
   SetCommand(run, ctx, [opts, &ctx, node_fingerprint]() -> Result<int> {
     return RunSuite(*opts, ctx.global, node_fingerprint);
   });
+
+  auto dopts = std::make_shared<DumpOptions>();
+  CLI::App* dump = cmd->add_subcommand(
+      "dump",
+      "Write cases' inputs and float64 truth at the sampled positions (.npy, no backend run) "
+      "and a replay.py that runs them in PyTorch on the CPU or CUDA (docs/compat.md "
+      "\"Reproduce a case in PyTorch\")");
+  dump->add_option("CASE_ID", dopts->ids, "case IDs as a record or `compat list --json` gives them")
+      ->required();
+  dump->add_option("--dir", dopts->dir, "the directory to write")->required();
+  SetCommand(dump, ctx, [dopts, &ctx]() -> Result<int> { return RunDump(*dopts, ctx.global); });
 
   auto device = std::make_shared<int>(0);
   CLI::App* calibrate = cmd->add_subcommand("calibrate", kCalibrateHelp);

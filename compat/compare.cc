@@ -299,6 +299,7 @@ Status CheckComparable(const CompatRecord& source, const CompatRecord& target,
 }
 
 bool SetupDifference::Explains(const std::string& op, const std::string& dtype) const {
+  if (!cases.empty()) return std::find(cases.begin(), cases.end(), op + "/" + dtype) != cases.end();
   if (fp32_only && dtype != "fp32") return false;
   if (ops.empty()) return true;
   for (const std::string& p : ops) {
@@ -325,6 +326,7 @@ std::vector<SetupDifference> SetupDifferences(const CompatRecord& source,
          "another backend runs other kernels (summation order, fused multiply-add, libm)");
   differ("accumulate", source.accumulate, target.accumulate,
          "sums are rounded at another precision");
+  for (SetupDifference& d : ImplementationDifferences(source, target)) out.push_back(std::move(d));
   if (!source.build_type.empty() && !target.build_type.empty()) {
     differ("build type", source.build_type, target.build_type,
            "another optimisation level may contract multiply-adds differently");

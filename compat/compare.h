@@ -131,12 +131,22 @@ struct SetupDifference {
   std::string why;               // "another cuBLAS may pick other GEMM kernels"; "" unknown
   std::vector<std::string> ops;  // op-name prefixes it explains ("gemm", "conv2d"); empty: all
   bool fp32_only = false;        // explains only cases of dtype fp32 (TF32)
+  // When not empty: the "op/dtype" keys it explains, and no others (a change of a case's
+  // implementation, ImplementationDifferences).
+  std::vector<std::string> cases;
   // True when this difference can explain a numerics change of `op` in `dtype`.
   bool Explains(const std::string& op, const std::string& dtype) const;
 };
 std::vector<SetupDifference> SetupDifferences(const CompatRecord& source,
                                               const CompatRecord& target,
                                               std::vector<std::string>* notes);
+
+// The cases whose implementation (CaseResult::implementation, cpu and reference records) differs
+// between the records, one difference per pair of implementations: "implementation OpenBLAS
+// 0.3.21 (core Zen, 2 threads) vs reference (gemm/fp32)", explaining those cases only. Cases
+// where either record names none (cuda, older records) are left out. Part of SetupDifferences.
+std::vector<SetupDifference> ImplementationDifferences(const CompatRecord& source,
+                                                       const CompatRecord& target);
 
 // The setup differences (as text) and notes of Comparison, from the records' headers and
 // fingerprints.

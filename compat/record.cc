@@ -56,6 +56,9 @@ Result<CaseResult> CaseFromJson(const json& c, const std::string& what) {
                                    r.spec.Id() + ")");
   }
   CUTOVER_ASSIGN_OR_RETURN(r.status, GetString(c, "/status", what));
+  if (FindJson(c, "/implementation") != nullptr) {
+    CUTOVER_ASSIGN_OR_RETURN(r.implementation, GetString(c, "/implementation", what));
+  }
   if (r.status != "ok" && r.status != "n/a" && r.status != "error" && r.status != "missing") {
     return Status::InvalidArgument(what + ": case " + r.id + ": bad status '" + r.status + "'");
   }
@@ -132,6 +135,9 @@ json RecordToJson(const CompatRecord& rec) {
                           {"copy_bytes", k.copy_bytes},
                           {"gemm_shape", k.gemm_shape},
                           {"seconds", k.seconds}};
+    if (!k.gemm_implementation.empty()) {
+      doc["calibration"]["gemm_implementation"] = k.gemm_implementation;
+    }
     if (k.gemm_bf16_gflops > 0) {
       doc["calibration"]["gemm_bf16_gflops"] = k.gemm_bf16_gflops;
       doc["calibration"]["gemm_bf16_size"] = k.gemm_bf16_size;
@@ -150,6 +156,7 @@ json RecordToJson(const CompatRecord& rec) {
               {"seed", r.spec.seed},
               {"status", r.status}};
     if (!r.error.empty()) c["error"] = r.error;
+    if (!r.implementation.empty()) c["implementation"] = r.implementation;
     if (r.status == "ok") {
       json values = json::array(), truth = json::array();
       for (double v : r.sample_value) values.push_back(NumOrNull(v));
@@ -207,6 +214,10 @@ Result<CompatRecord> RecordFromJson(const json& doc, const std::string& what) {
     CUTOVER_ASSIGN_OR_RETURN(k.gemm_gflops, GetDouble(doc, "/calibration/gemm_gflops", what));
     CUTOVER_ASSIGN_OR_RETURN(k.copy_bytes, GetDouble(doc, "/calibration/copy_bytes", what));
     CUTOVER_ASSIGN_OR_RETURN(k.seconds, GetDouble(doc, "/calibration/seconds", what));
+    if (FindJson(doc, "/calibration/gemm_implementation") != nullptr) {
+      CUTOVER_ASSIGN_OR_RETURN(k.gemm_implementation,
+                               GetString(doc, "/calibration/gemm_implementation", what));
+    }
     if (FindJson(doc, "/calibration/gemm_bf16_gflops") != nullptr) {
       CUTOVER_ASSIGN_OR_RETURN(k.gemm_bf16_gflops,
                                GetDouble(doc, "/calibration/gemm_bf16_gflops", what));

@@ -38,6 +38,10 @@ struct CaseResult {
   std::string id;      // spec.Id()
   std::string status;  // "ok" | "n/a" | "error" | "missing" (the backend lacks the op)
   std::string error;   // why, for every status but "ok"
+  // cpu and reference backends: what computed it, "OpenBLAS 0.3.21 (core Zen, 2 threads)",
+  // "oneDNN 2.6.3 (brg:avx512_core, 2 threads)" or "reference" (our kernels); compat/
+  // cpu_kernels.h. "" in cuda records and in records written before it.
+  std::string implementation;
   uint64_t output_count = 0;
   std::string digest;              // hex SHA-256 of the output bytes
   std::vector<std::string> tiles;  // kRecordTiles hex prefixes (16) of per-tile SHA-256
@@ -65,10 +69,13 @@ struct Calibration {
   // fp16, bf16, fp8_e4m3, int8); 0 when not measured (cpu: every GFLOP/s case uses gemm_gflops).
   double gemm_bf16_gflops = 0;
   int64_t gemm_bf16_size = 0;
+  // cpu: what ran the fp32 GEMM ("OpenBLAS 0.3.21 (core Zen, 2 threads)" or "reference"); ""
+  // for cuda and older records.
+  std::string gemm_implementation;
 };
 
 struct CompatRecord {
-  std::string backend;     // "cpu" | "cuda"
+  std::string backend;     // "cpu" | "reference" (our kernels only) | "cuda"
   std::string suite;       // "quick" | ...
   std::string accumulate;  // "fp32" | "fp64"
   int threads = 0;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstring>
 
+#include "compat/case_dump.h"
+#include "compat/cpu_kernels.h"
 #include "compat/philox.h"
 #include "core/sha256.h"
 
@@ -30,7 +32,7 @@ std::vector<uint64_t> SamplePositions(const CaseSpec& spec, uint64_t n, size_t c
   return pos;
 }
 
-Calibration CalibrateCpu(const cpu::CpuConfig& cfg) {
+Calibration CalibrateCpu(const cpu::CpuConfig& cfg, bool reference_only) {
   using Clock = std::chrono::steady_clock;
   const auto start = Clock::now();
   Calibration cal;
@@ -53,10 +55,13 @@ Calibration CalibrateCpu(const cpu::CpuConfig& cfg) {
   std::vector<float> a(static_cast<size_t>(m * m)), b(a.size()), out(a.size());
   FillNormal(PhiloxKeyForId("calibration/gemm"), 0, 0, 1, a.data(), a.size());
   FillNormal(PhiloxKeyForId("calibration/gemm"), 1, 0, 1, b.data(), b.size());
+  const CalibrationGemm gemm = SelectCalibrationGemm(c, reference_only);
+  cal.gemm_implementation = gemm.implementation;
+  gemm.run(m, m, m, a.data(), b.data(), out.data());  // warm the library's threads and buffers
   best = 0;
   for (int i = 0; i < 3; ++i) {
     auto t0 = Clock::now();
-    cpu::Gemm(c, m, m, m, a.data(), b.data(), out.data());
+    gemm.run(m, m, m, a.data(), b.data(), out.data());
     const double s = std::chrono::duration<double>(Clock::now() - t0).count();
     if (s > 0) best = std::max(best, 2.0 * m * m * m / s / 1e9);
   }
@@ -140,20 +145,32 @@ CaseResult RunCpuCase(const OpDescriptor& op, const CaseSpec& spec, const RunCon
   r.reduction_length = op.reduction_length(spec);
   r.flops = op.flops(spec);
   r.bytes = op.bytes(spec);
+  const CpuKernel kernel = SelectCpuKernel(op, spec, cfg.cpu, cfg.reference_only);
+  r.implementation = kernel.implementation;
   const Tensors in = op.make_inputs(spec);
   const size_t n = op.output_size(spec);
   std::vector<float> first(n), out(n);
-  op.run_cpu(spec, cfg.cpu, in, first.data());
+  auto fail = [&r](const Status& s) {
+    r.status = "error";
+    r.error = s.message();
+    r.timing = {};
+    return r;
+  };
+  if (Status s = kernel.run(in, first.data()); !s.ok()) return fail(s);
   using Clock = std::chrono::steady_clock;
   for (int i = 0; i < std::max(1, cfg.reps); ++i) {
     auto t0 = Clock::now();
-    op.run_cpu(spec, cfg.cpu, in, out.data());
+    if (Status s = kernel.run(in, out.data()); !s.ok()) return fail(s);
     r.timing.reps_s.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
   }
   r.deterministic = std::memcmp(first.data(), out.data(), n * sizeof(float)) == 0;
   SummarizeOutput(
       spec, first.data(), n, cfg.samples, [&](size_t i) { return op.truth(spec, in, i); }, &r);
   SummarizeTiming(op, &r);
+  if (!cfg.dump_dir.empty()) {
+    CaseDump dump{&in, first.data(), n, r.sample_index, r.sample_truth, r.implementation};
+    if (Status s = WriteCaseDump(cfg.dump_dir, op, spec, dump); !s.ok()) return fail(s);
+  }
   return r;
 }
 

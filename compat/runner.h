@@ -23,6 +23,11 @@ inline constexpr size_t kDefaultSamples = 4096;
 
 struct RunConfig {
   cpu::CpuConfig cpu;
+  // --backend reference: every case on our own kernels, never a library (compat/cpu_kernels.h).
+  bool reference_only = false;
+  // --dump DIR: each case's inputs, output and sampled truth go to DIR (compat/case_dump.h); a
+  // write failure makes the case an error naming it.
+  std::string dump_dir;
   int reps = 5;
   size_t samples = kDefaultSamples;
 };
@@ -30,13 +35,17 @@ struct RunConfig {
 // The seeded sample positions of a case with `n` outputs: all of them when n <= count.
 std::vector<uint64_t> SamplePositions(const CaseSpec& spec, uint64_t n, size_t count);
 
-// Runs one case on the cpu backend. An op with no meaning on a CPU gives status "n/a".
+// Runs one case on the cpu backend with the kernel SelectCpuKernel picks (named in the result's
+// implementation). An op with no meaning on a CPU gives status "n/a"; a library call that fails
+// gives status "error" with its message.
 CaseResult RunCpuCase(const OpDescriptor& op, const CaseSpec& spec, const RunConfig& cfg);
 
 // Measures the cpu backend's ceilings with cfg's threads (under a second or two on 2 cores): the
 // best of 3 copies of 64 MiB (cpu::Copy; bytes read + written) and of 3 fp32 GEMMs of 768^3
-// (cpu::Gemm; fp32 accumulation whatever cfg says, so fp32 and fp64 runs share a yardstick).
-Calibration CalibrateCpu(const cpu::CpuConfig& cfg);
+// through the BLAS when the build has one and not `reference_only`, else cpu::Gemm (fp32
+// accumulation whatever cfg says, so fp32 and fp64 runs share a yardstick); the GEMM's
+// implementation is recorded.
+Calibration CalibrateCpu(const cpu::CpuConfig& cfg, bool reference_only = false);
 
 // timing.rate / the calibration's ceiling of the same unit (GB/s: copy; GFLOP/s: the fp32 GEMM,
 // or for a case in a tensor-core dtype (tf32, fp16, bf16, fp8_e4m3, int8) the bf16 GEMM when the

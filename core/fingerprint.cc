@@ -271,6 +271,8 @@ void Fields(IO& io, T& f) {
   io.Field("cudnn", f.cudnn);
   io.Field("path", f.path);
   io.Field("requires_dist", f.requires_dist);
+  io.Field("source", f.source);
+  io.Field("git_version", f.git_version);
 }
 
 template <typename IO, Is<InfinibandPort> T>

@@ -177,6 +177,10 @@ struct FrameworkInfo {
   std::optional<std::string> cudnn;        // the cuDNN it was built for or requires
   std::string path;                        // its site-packages directory
   std::vector<std::string> requires_dist;  // nvidia-* / cuda-related Requires-Dist entries
+  // Where the version came from: "dist-info", "egg-info", or, with no package metadata, the
+  // package's own version file ("torch/version.py"). Empty in documents written before it.
+  std::string source;
+  std::optional<std::string> git_version;  // torch/version.py's git_version, when read
 };
 
 struct InfinibandPort {

@@ -214,7 +214,8 @@ std::string RenderTable(const Fingerprint& fp) {
     o << "\nFrameworks (" << fp.frameworks.size() << ")\n";
     for (const FrameworkInfo& f : fp.frameworks) {
       o << "  " << f.name << " " << s(f.version) << "  cuda " << s(f.cuda) << "  cudnn "
-        << s(f.cudnn) << "  " << f.path << "\n";
+        << s(f.cudnn) << "  " << f.path << (f.source.empty() ? "" : " (" + f.source + ")")
+        << "\n";
     }
   }
   if (!fp.network.infiniband.empty() || !fp.network.gpudirect_modules.empty()) {

@@ -463,55 +463,113 @@ std::vector<LibraryInfo> CollectLibraries(
   return out;
 }
 
-std::vector<FrameworkInfo> CollectFrameworks(CollectContext& ctx,
-                                             const std::vector<std::string>& site_packages) {
+namespace {
+
+const std::set<std::string>& WantedFrameworks() {
   static const std::set<std::string> kWanted = {
       "torch",  "tensorflow",        "tensorflow-gpu",    "tf-nightly", "jax",
       "jaxlib", "jax-cuda12-plugin", "jax-cuda13-plugin", "triton",     "pytorch-triton",
       "vllm",   "tensorrt-llm",      "tensorrt"};
+  return kWanted;
+}
+
+// The Name/Version/Requires-Dist of a METADATA or PKG-INFO file into `f`.
+void ApplyMetadata(const PythonMetadata& m, FrameworkInfo* f) {
+  if (m.version) f->version = m.version;
+  for (const std::string& req : m.requires_dist) {
+    std::string rn = RequirementName(req);
+    if (rn.rfind("nvidia_", 0) == 0 || rn.rfind("cuda_", 0) == 0 || rn == "torch" ||
+        rn == "triton" || rn.rfind("tensorrt", 0) == 0) {
+      f->requires_dist.push_back(req);
+      if (rn.rfind("nvidia_cudnn", 0) == 0 && !f->cudnn) f->cudnn = RequirementVersion(req);
+      if (rn.rfind("nvidia_cuda_runtime", 0) == 0 && !f->cuda) {
+        if (auto v = RequirementVersion(req)) f->cuda = VersionPrefix(*v, 2);
+      }
+    }
+  }
+}
+
+// The CUDA (and cuDNN) a framework was built for, from its local version tag and its own
+// build-info files under site-packages `sp`.
+void ApplyBuildInfo(CollectContext& ctx, const std::string& sp, FrameworkInfo* f) {
+  if (f->version) {
+    if (auto cu = CudaFromLocalVersion(*f->version)) f->cuda = cu;
+  }
+  const std::string& name = f->name;
+  if (name == "torch") {
+    if (auto py = ctx.ReadOptional(JoinPath(sp, "torch/version.py"), 1 << 16)) {
+      if (auto cuda = PythonStringValue(*py, "cuda")) f->cuda = cuda;
+      if (auto git = PythonStringValue(*py, "git_version")) f->git_version = git;
+    }
+  } else if (name == "tensorflow" || name == "tensorflow-gpu" || name == "tf-nightly") {
+    if (auto py =
+            ctx.ReadOptional(JoinPath(sp, "tensorflow/python/platform/build_info.py"), 1 << 16)) {
+      if (auto cuda = PythonStringValue(*py, "cuda_version")) f->cuda = cuda;
+      if (auto cudnn = PythonStringValue(*py, "cudnn_version")) f->cudnn = cudnn;
+    }
+  } else if (name == "jax-cuda12-plugin" || name == "jax-cuda13-plugin") {
+    f->cuda = name == "jax-cuda12-plugin" ? "12" : "13";
+  }
+}
+
+// A framework named by a metadata entry of `sp` (a *.dist-info directory, or a *.egg-info
+// directory or file), or nullopt for any other entry.
+std::optional<FrameworkInfo> FrameworkFromMetadata(CollectContext& ctx, const std::string& sp,
+                                                   const std::string& entry) {
+  auto dist = ParseDistInfoName(entry);
+  auto egg = dist ? std::nullopt : ParseEggInfoName(entry);
+  if (!dist && !egg) return std::nullopt;
+  const DistInfoName& d = dist ? *dist : *egg;
+  std::string name = Pep503(d.name);
+  if (WantedFrameworks().count(name) == 0) return std::nullopt;
+  FrameworkInfo f;
+  f.name = name;
+  f.path = sp;
+  f.version = d.version;
+  f.source = dist ? "dist-info" : "egg-info";
+  std::string path = JoinPath(sp, entry);
+  std::string meta_file = dist ? JoinPath(path, "METADATA")
+                          : ctx.fs().IsDirectory(path) ? JoinPath(path, "PKG-INFO")
+                                                       : path;
+  if (auto meta = ctx.ReadOptional(meta_file, 1 << 20))
+    ApplyMetadata(ParsePythonMetadata(*meta), &f);
+  ApplyBuildInfo(ctx, sp, &f);
+  return f;
+}
+
+// Packages that may sit in site-packages with no metadata at all (copied trees, some conda
+// and source builds), known by the version file they carry.
+struct BarePackage {
+  const char* name;          // the distribution name reported
+  const char* version_file;  // relative to site-packages
+  const char* variable;      // the version's variable in it
+};
+constexpr BarePackage kBarePackages[] = {{"torch", "torch/version.py", "__version__"},
+                                         {"jax", "jax/version.py", "_version"}};
+
+}  // namespace
+
+std::vector<FrameworkInfo> CollectFrameworks(CollectContext& ctx,
+                                             const std::vector<std::string>& site_packages) {
   std::vector<FrameworkInfo> out;
   for (const std::string& sp : site_packages) {
+    std::set<std::string> found;
     for (const std::string& entry : ctx.ListOptional(sp)) {
-      auto d = ParseDistInfoName(entry);
-      if (!d) continue;
-      std::string name = Pep503(d->name);
-      if (kWanted.count(name) == 0) continue;
+      auto f = FrameworkFromMetadata(ctx, sp, entry);
+      if (!f) continue;
+      found.insert(f->name);
+      out.push_back(std::move(*f));
+    }
+    for (const BarePackage& bare : kBarePackages) {
+      if (found.count(bare.name) != 0) continue;
+      auto py = ctx.ReadOptional(JoinPath(sp, bare.version_file), 1 << 16);
+      if (!py) continue;
       FrameworkInfo f;
-      f.name = name;
+      f.name = bare.name;
       f.path = sp;
-      f.version = d->version;
-      std::string dist_dir = JoinPath(sp, entry);
-      if (auto meta = ctx.ReadOptional(JoinPath(dist_dir, "METADATA"), 1 << 20)) {
-        PythonMetadata m = ParsePythonMetadata(*meta);
-        if (m.version) f.version = m.version;
-        for (const std::string& req : m.requires_dist) {
-          std::string rn = RequirementName(req);
-          if (rn.rfind("nvidia_", 0) == 0 || rn.rfind("cuda_", 0) == 0 || rn == "torch" ||
-              rn == "triton" || rn.rfind("tensorrt", 0) == 0) {
-            f.requires_dist.push_back(req);
-            if (rn.rfind("nvidia_cudnn", 0) == 0 && !f.cudnn) f.cudnn = RequirementVersion(req);
-            if (rn.rfind("nvidia_cuda_runtime", 0) == 0 && !f.cuda) {
-              if (auto v = RequirementVersion(req)) f.cuda = VersionPrefix(*v, 2);
-            }
-          }
-        }
-      }
-      if (f.version) {
-        if (auto cu = CudaFromLocalVersion(*f.version)) f.cuda = cu;
-      }
-      if (name == "torch") {
-        if (auto py = ctx.ReadOptional(JoinPath(sp, "torch/version.py"), 1 << 16)) {
-          if (auto cuda = PythonStringValue(*py, "cuda")) f.cuda = cuda;
-        }
-      } else if (name == "tensorflow" || name == "tensorflow-gpu" || name == "tf-nightly") {
-        if (auto py = ctx.ReadOptional(JoinPath(sp, "tensorflow/python/platform/build_info.py"),
-                                       1 << 16)) {
-          if (auto cuda = PythonStringValue(*py, "cuda_version")) f.cuda = cuda;
-          if (auto cudnn = PythonStringValue(*py, "cudnn_version")) f.cudnn = cudnn;
-        }
-      } else if (name == "jax-cuda12-plugin" || name == "jax-cuda13-plugin") {
-        f.cuda = name == "jax-cuda12-plugin" ? "12" : "13";
-      }
+      f.version = PythonStringValue(*py, bare.variable);
+      f.source = bare.version_file;
+      ApplyBuildInfo(ctx, sp, &f);
       out.push_back(std::move(f));
     }
   }

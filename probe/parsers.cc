@@ -333,17 +333,35 @@ std::optional<LibraryFileName> ParseLibraryFileName(std::string_view name) {
   return out;
 }
 
-std::optional<DistInfoName> ParseDistInfoName(std::string_view dir) {
-  constexpr std::string_view kSuffix = ".dist-info";
-  if (dir.size() <= kSuffix.size() || dir.substr(dir.size() - kSuffix.size()) != kSuffix) {
+namespace {
+
+// "<name>-<version><suffix>" -> name (normalised) and version; nullopt without the suffix or a
+// dash.
+std::optional<DistInfoName> SplitMetadataName(std::string_view dir, std::string_view suffix) {
+  if (dir.size() <= suffix.size() || dir.substr(dir.size() - suffix.size()) != suffix) {
     return std::nullopt;
   }
-  dir.remove_suffix(kSuffix.size());
+  dir.remove_suffix(suffix.size());
   size_t dash = dir.find('-');
   if (dash == std::string_view::npos || dash == 0 || dash + 1 >= dir.size()) return std::nullopt;
   DistInfoName out;
   out.name = NormaliseDistName(dir.substr(0, dash));
   out.version = std::string(dir.substr(dash + 1));
+  return out;
+}
+
+}  // namespace
+
+std::optional<DistInfoName> ParseDistInfoName(std::string_view dir) {
+  return SplitMetadataName(dir, ".dist-info");
+}
+
+std::optional<DistInfoName> ParseEggInfoName(std::string_view name) {
+  auto out = SplitMetadataName(name, ".egg-info");
+  if (!out) return std::nullopt;
+  // Eggs built by setuptools may carry the interpreter: "1.0-py3.11".
+  size_t py = out->version.rfind("-py");
+  if (py != std::string::npos && py > 0) out->version.resize(py);
   return out;
 }
 

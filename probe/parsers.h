@@ -99,6 +99,9 @@ struct DistInfoName {
   std::string version;
 };
 std::optional<DistInfoName> ParseDistInfoName(std::string_view dir_name);
+// An egg's *.egg-info name (a directory holding PKG-INFO, or a single PKG-INFO-format file):
+// "torch-1.13.0a0+gitunknown.egg-info", "foo-1.0-py3.11.egg-info" (the "-pyX.Y" tag is dropped).
+std::optional<DistInfoName> ParseEggInfoName(std::string_view name);
 
 // The core fields of a Python METADATA / PKG-INFO file.
 struct PythonMetadata {

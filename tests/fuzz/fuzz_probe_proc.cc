@@ -28,6 +28,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   (void)ParseToolkitVersionTxt(text);
   (void)ParseNvccVersion(text);
   (void)ParseProcModules(text);
+  for (auto name : {ParseDistInfoName(text), ParseEggInfoName(text)}) {
+    if (name) FUZZ_CHECK(!name->name.empty() && !name->version.empty(), name->version);
+  }
 
   CpuSummary cpu = ParseCpuInfo(text);
   FUZZ_CHECK(cpu.logical_cpus >= 0 && static_cast<size_t>(cpu.logical_cpus) <= size,

@@ -2,6 +2,8 @@
 // /usr/local/cuda with cuDNN, NCCL and cuBLAS.
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include "core/file_system.h"
 #include "probe/collect.h"
 #include "tests/harness/test_env.h"
@@ -41,6 +43,27 @@ TEST(CollectLiveTest, ThisMachineWithoutAGpu) {
   for (const char* want : {"cudnn", "cudnn_ops", "nccl", "cublas", "cublasLt", "cudart"}) {
     EXPECT_EQ(names.count(want), 1u) << want;
   }
+}
+
+// Debian's python3-torch carries only an .egg-info directory; a live collect must list it.
+TEST(CollectLiveTest, ListsDebianPythonTorch) {
+  RealFileSystem fs("/");
+  const std::string sp = "/usr/lib/python3/dist-packages";
+  bool installed = false;
+  auto entries = fs.ListDir(sp);
+  for (const std::string& e : entries.ok() ? *entries : std::vector<std::string>{}) {
+    if (e.rfind("torch-", 0) == 0 && e.find(".egg-info") != std::string::npos) installed = true;
+  }
+  if (!installed) GTEST_SKIP() << "python3-torch is not installed (scripts/install-deps adds it)";
+  Fingerprint fp = Collect(fs, LiveOptions());
+  const FrameworkInfo* torch = nullptr;
+  for (const FrameworkInfo& f : fp.frameworks) {
+    if (f.name == "torch" && f.path == sp) torch = &f;
+  }
+  ASSERT_NE(torch, nullptr) << "frameworks: " << FingerprintToJson(fp)["frameworks"].dump();
+  EXPECT_EQ(torch->source, "egg-info");
+  ASSERT_TRUE(torch->version.has_value());
+  EXPECT_EQ(torch->version->rfind("1.13", 0), 0u) << *torch->version;
 }
 
 }  // namespace

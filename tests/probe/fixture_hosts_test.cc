@@ -55,7 +55,26 @@ INSTANTIATE_TEST_SUITE_P(Hosts, EveryFixture,
                                            "driver-older-than-toolkit", "garbled-proc", "two-cudnn",
                                            "pip-shadow", "cudnn-header-mismatch", "driver-mismatch",
                                            "b200-cuda12.8", "a100-mig", "nvswitch-fm-mismatch",
-                                           "unreadable-files"));
+                                           "unreadable-files", "egg-info"));
+
+// Frameworks with no *.dist-info: an .egg-info directory (Debian's python3-torch), an .egg-info
+// file, and a bare torch/version.py, each named by its source.
+TEST(FixtureHostsTest, EggInfoAndBarePackages) {
+  Fingerprint fp = CollectFixture("egg-info");
+  std::vector<std::string> got;
+  for (const FrameworkInfo& f : fp.frameworks) {
+    got.push_back(f.name + " " + f.version.value_or("-") + " cuda=" + f.cuda.value_or("-") +
+                  " git=" + f.git_version.value_or("-") + " " + f.path + " " + f.source);
+  }
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got,
+            (std::vector<std::string>{
+                "torch 1.13.0a0+gitunknown cuda=- git=Unknown /usr/lib/python3/dist-packages "
+                "egg-info",
+                "torch 2.5.0a0+git32f585d cuda=12.4 git=32f585d9346e316e554c8d9bf7548af9f62141fc "
+                "/usr/local/lib/python3.11/dist-packages torch/version.py",
+                "triton 2.1.0 cuda=- git=- /usr/lib/python3/dist-packages egg-info"}));
+}
 
 TEST(FixtureHostsTest, H100Cuda124Healthy) {
   Fingerprint fp = CollectFixture("h100-cuda12.4");

@@ -98,6 +98,20 @@ TEST(ParsersTest, LibraryAndWheelNames) {
   EXPECT_FALSE(ParseDistInfoName("torch.dist-info").has_value());
 }
 
+TEST(ParsersTest, EggInfoNames) {
+  auto debian = ParseEggInfoName("torch-1.13.0a0+gitunknown.egg-info");
+  ASSERT_TRUE(debian.has_value());
+  EXPECT_EQ(debian->name, "torch");
+  EXPECT_EQ(debian->version, "1.13.0a0+gitunknown");
+  auto tagged = ParseEggInfoName("Jax_Lib-0.4.30-py3.11.egg-info");
+  ASSERT_TRUE(tagged.has_value());
+  EXPECT_EQ(tagged->name, "jax_lib");
+  EXPECT_EQ(tagged->version, "0.4.30");
+  EXPECT_FALSE(ParseEggInfoName("torch.egg-info").has_value());
+  EXPECT_FALSE(ParseEggInfoName("torch-1.13.dist-info").has_value());
+  EXPECT_FALSE(ParseDistInfoName("torch-1.13.egg-info").has_value());
+}
+
 TEST(ParsersTest, PythonMetadataAndVersionFiles) {
   PythonMetadata m = ParsePythonMetadata(
       "Metadata-Version: 2.1\nName: torch\nVersion: 2.4.0\nRequires-Dist: "
