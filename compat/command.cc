@@ -19,12 +19,16 @@
 #include "compat/op.h"
 #include "compat/record.h"
 #include "compat/runner.h"
+#include "compat/soak.h"
+#include "compat/stability.h"
 #include "compat/suite_run.h"
+#include "core/file_system.h"
 #include "core/file_util.h"
 #include "core/fingerprint.h"
 #include "core/json.h"
 #include "core/progress.h"
 #include "core/time_util.h"
+#include "core/units.h"
 
 namespace cutover {
 namespace {
@@ -59,6 +63,7 @@ struct RunOptions {
   int threads = 2;
   int device = 0;
   bool resume = false;
+  std::string soak;  // a duration ("10m"): compat/soak.h
 };
 
 struct CompareOptions {
@@ -121,8 +126,82 @@ Result<LoadedBackend> OpenCuda(int device) {
   return cuda;
 }
 
+std::string Fmt2(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%5.2f", v);
+  return b;
+}
+
+// `compat run --soak`: the cases round after round for the duration (compat/soak.h); prints each
+// case's spread and what the soak itself cost.
+Result<int> RunSoakSuite(const RunOptions& o, const GlobalOptions& g, SuiteRunOptions run) {
+  CUTOVER_ASSIGN_OR_RETURN(std::chrono::milliseconds duration, ParseDuration(o.soak));
+  SoakOptions soak{.run = std::move(run), .duration = duration, .reps_per_round = o.reps};
+  RealFileSystem fs("/");
+  soak.fs = &fs;
+  CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
+  Progress progress(std::move(popts), "compat soak", 0, "rounds");
+  progress.StartTimer();
+  Result<SoakResult> ran = RunSoak(soak, [&progress](const SoakRound& r) {
+    if (r.planned > 0) progress.SetTotal(static_cast<uint64_t>(r.planned));
+    char note[256];
+    std::snprintf(note, sizeof note, "spread: CV median %.1f%%, worst %.1f%% (%s)",
+                  100 * r.median_cv, 100 * r.worst_cv, r.worst_case.c_str());
+    progress.SetNote(note);
+    progress.Add(1);
+  });
+  progress.Finish(ran.ok() ? Status::Ok() : ran.status());
+  if (!ran.ok()) return ran.status();
+  const SoakResult& done = *ran;
+  std::string table;
+  char line[320];
+  for (const CaseResult& r : done.record.cases) {
+    if (r.status != "ok") {
+      std::snprintf(line, sizeof line, "%-58s %s (%s)\n", r.id.c_str(), r.status.c_str(),
+                    r.error.c_str());
+    } else {
+      const Spread sp = ComputeSpread(r.timing.reps_s);
+      std::snprintf(line, sizeof line,
+                    "%-58s %10.4f ms  %5d reps  CV %5.2f%%  p99/p50 %s  max/min %.2f\n",
+                    r.id.c_str(), r.timing.median_s * 1e3, sp.reps, 100 * sp.cv,
+                    sp.assessed ? Fmt2(sp.Tail()).c_str() : "  -  ", sp.max_over_min);
+    }
+    table += line;
+  }
+  const double overhead = done.OverheadS();
+  std::snprintf(line, sizeof line,
+                "soak: %d rounds in %.1f s (a round every %.2f s), timed %.1f s, planned idle "
+                "%.1f s, soak overhead %.2f s (%.2f%% of the wall time)\n",
+                done.rounds, done.wall_s, done.interval_s, done.timed_s, done.idle_s, overhead,
+                done.wall_s > 0 ? 100 * overhead / done.wall_s : 0.0);
+  table += line;
+  table += std::to_string(done.record.cases.size()) + " cases written to " + o.record + "\n";
+  nlohmann::json summary = {{"record", o.record},
+                            {"cases", done.record.cases.size()},
+                            {"rounds", done.rounds},
+                            {"wall_s", done.wall_s},
+                            {"timed_s", done.timed_s},
+                            {"idle_s", done.idle_s},
+                            {"interval_s", done.interval_s},
+                            {"overhead_s", overhead},
+                            {"overhead_share", done.wall_s > 0 ? overhead / done.wall_s : 0.0}};
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, summary, table));
+  return 0;
+}
+
 Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g) {
   if (o.record.empty()) return Status::InvalidArgument("compat run: --record OUT is required");
+  if (!o.soak.empty() && o.resume) {
+    return Status::InvalidArgument("compat run: --soak and --resume cannot be used together");
+  }
+  if (!o.soak.empty()) {
+    Result<std::chrono::milliseconds> d = ParseDuration(o.soak);
+    if (!d.ok()) return Status::InvalidArgument("compat run: --soak: " + d.status().message());
+    if (*d < std::chrono::seconds(1)) {
+      return Status::InvalidArgument("compat run: --soak " + o.soak +
+                                     ": the soak needs at least 1s");
+    }
+  }
   const bool cuda_backend = o.backend == "cuda";
   if (cuda_backend && o.accumulate != "fp32") {
     return Status::InvalidArgument("compat run: --accumulate fp64 applies to the cpu backend only");
@@ -180,6 +259,7 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g) {
   run.config.cpu.fp64_accumulate = o.accumulate == "fp64";
   run.config.reps = o.reps;
   if (!cuda_backend && !keep_calibration) rec.calibration = CalibrateCpu(run.config.cpu);
+  if (!o.soak.empty()) return RunSoakSuite(o, g, std::move(run));
   CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
   Progress progress(std::move(popts), "compat run", cases.size(), "cases");
   progress.StartTimer();
@@ -376,6 +456,13 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
                 "keep the cases an existing --record of the same backend, suite, accumulate, "
                 "threads and op table holds and run only the rest (the record is rewritten "
                 "atomically after every case, so a killed run loses at most the case in flight)");
+  run->add_option("--soak", opts->soak,
+                  "repeat the cases round after round for DURATION (30s, 10m, 2h), spreading "
+                  "each case's repetitions (--reps per round) over the whole period, and record "
+                  "beside them the host's CPU steal time, this process's involuntary context "
+                  "switches and the CPU frequency; compat compare then judges stability (a p99 "
+                  "and a verdict need at least 30 repetitions a side)")
+      ->type_name("DURATION");
   SetCommand(run, ctx, [opts, &ctx]() -> Result<int> { return RunSuite(*opts, ctx.global); });
 
   auto device = std::make_shared<int>(0);
