@@ -170,16 +170,18 @@ Result<int> RunSoakSuite(const RunOptions& o, const GlobalOptions& g, SuiteRunOp
   }
   const double overhead = done.OverheadS();
   std::snprintf(line, sizeof line,
-                "soak: %d rounds in %.1f s (a round every %.2f s), timed %.1f s, planned idle "
-                "%.1f s, soak overhead %.2f s (%.2f%% of the wall time)\n",
-                done.rounds, done.wall_s, done.interval_s, done.timed_s, done.idle_s, overhead,
-                done.wall_s > 0 ? 100 * overhead / done.wall_s : 0.0);
+                "soak: %d rounds in %.1f s (round 0, the ordinary run, %.1f s; then a round "
+                "every %.2f s), timed %.1f s, planned idle %.1f s, soak overhead %.2f s (%.2f%% "
+                "of the wall time)\n",
+                done.rounds, done.wall_s, done.prepare_s, done.interval_s, done.timed_s,
+                done.idle_s, overhead, done.wall_s > 0 ? 100 * overhead / done.wall_s : 0.0);
   table += line;
   table += std::to_string(done.record.cases.size()) + " cases written to " + o.record + "\n";
   nlohmann::json summary = {{"record", o.record},
                             {"cases", done.record.cases.size()},
                             {"rounds", done.rounds},
                             {"wall_s", done.wall_s},
+                            {"prepare_s", done.prepare_s},
                             {"timed_s", done.timed_s},
                             {"idle_s", done.idle_s},
                             {"interval_s", done.interval_s},

@@ -74,7 +74,6 @@ void FirstRound(const SoakOptions& o, SoakResult& out,
   for (const CaseSpec& c : o.run.cases) {
     const OpDescriptor& op = *FindOp(c.op);
     CaseResult r = o.run.run_case ? o.run.run_case(op, c) : RunCpuCase(op, c, cfg);
-    for (double t : r.timing.reps_s) out.timed_s += t;
     if (r.status != "ok") {
       held.push_back(nullptr);
     } else if (o.run.run_case) {
@@ -128,6 +127,7 @@ Result<SoakResult> RunSoak(const SoakOptions& o,
   FirstRound(o, out, held);
   Summarize(out);
   CUTOVER_RETURN_IF_ERROR(SaveRecord(o.run.record_path, out.record));
+  out.prepare_s = Since(start);
   if (on_round) on_round(RoundReport(out, 0, 0, Since(start)));
 
   std::unique_ptr<InterferenceSampler> sampler;

@@ -49,13 +49,15 @@ struct SoakRound {
 
 struct SoakResult {
   CompatRecord record;
-  int rounds = 0;
+  int rounds = 0;         // round 0 included
   double wall_s = 0;      // the soak's whole wall time
-  double timed_s = 0;     // the sum of every timed repetition
+  double prepare_s = 0;   // round 0: an ordinary compat run of the cases, and the record's write
+  double timed_s = 0;     // the sum of the timed repetitions of rounds 1 and later
   double idle_s = 0;      // the planned idle between rounds
   double interval_s = 0;  // the rounds' schedule
-  // wall - timed - idle: what the soak itself cost (preparation, sampling, bookkeeping, writes).
-  double OverheadS() const { return wall_s - timed_s - idle_s; }
+  // What soaking itself cost after round 0 (sampling, bookkeeping, record writes, oversleep):
+  // wall - prepare - timed - idle.
+  double OverheadS() const { return wall_s - prepare_s - timed_s - idle_s; }
 };
 
 // Runs the soak. InvalidArgument for a duration under one second or opts.run.resume; IoError
