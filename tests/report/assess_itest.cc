@@ -66,7 +66,7 @@ TEST_F(AssessCli, NoGoPairWritesFourFilesAndExitsOne) {
   }
   nlohmann::json doc = nlohmann::json::parse(Slurp(report + "/report.json"));
   EXPECT_EQ(doc["verdict"], "no-go");
-  CUTOVER_EXPECT_VALID(doc, "report-1.json");
+  CUTOVER_EXPECT_VALID(doc, "report-2.json");
   std::string junit = Slurp(report + "/junit.xml");
   EXPECT_NE(junit.find("<failure"), std::string::npos);
 }
@@ -143,7 +143,7 @@ TEST_F(AssessCli, RedactHidesHostnamesAndUuidsInEveryFile) {
   }
   nlohmann::json doc = nlohmann::json::parse(Slurp(report + "/report.json"));
   EXPECT_TRUE(doc["redacted"].get<bool>());
-  CUTOVER_EXPECT_VALID(doc, "report-1.json");
+  CUTOVER_EXPECT_VALID(doc, "report-2.json");
 }
 
 // The whole report: compat records from real runs, a datasync plan, prices; then Chromium.
@@ -178,7 +178,7 @@ TEST_F(AssessCli, FullReportRendersInChromiumWithoutErrors) {
                   &out);
   EXPECT_TRUE(rc == 0 || rc == 1) << out;
   nlohmann::json doc = nlohmann::json::parse(Slurp(report + "/report.json"));
-  CUTOVER_EXPECT_VALID(doc, "report-1.json");
+  CUTOVER_EXPECT_VALID(doc, "report-2.json");
   ASSERT_TRUE(doc["compat"].is_object());
   EXPECT_GE(doc["compat"]["cases"].size(), 3u);
   EXPECT_TRUE(doc["cost"].is_object());
