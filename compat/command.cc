@@ -22,7 +22,10 @@
 #include "compat/op.h"
 #include "compat/record.h"
 #include "compat/runner.h"
+#include "compat/soak.h"
+#include "compat/stability.h"
 #include "compat/suite_run.h"
+#include "core/file_system.h"
 #include "core/file_util.h"
 #include "core/fingerprint.h"
 #include "core/json.h"
@@ -77,6 +80,7 @@ struct RunOptions {
   int step_factor = 2, pair_reps = 3, passes = 3;
   std::string fabric;
   std::string dump;  // --dump DIR
+  std::string soak;  // a duration ("10m"): compat/soak.h
 };
 
 struct DumpOptions {
@@ -191,10 +195,86 @@ Result<int> RunCluster(const RunOptions& o, const GlobalOptions& g,
   return RunClusterCommand(c, g, [fingerprint] { return RecordFingerprint(fingerprint); });
 }
 
+std::string Fmt2(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%5.2f", v);
+  return b;
+}
+
+// `compat run --soak`: the cases round after round for the duration (compat/soak.h); prints each
+// case's spread and what the soak itself cost.
+Result<int> RunSoakSuite(const RunOptions& o, const GlobalOptions& g, SuiteRunOptions run) {
+  CUTOVER_ASSIGN_OR_RETURN(std::chrono::milliseconds duration, ParseDuration(o.soak));
+  SoakOptions soak{.run = std::move(run), .duration = duration, .reps_per_round = o.reps};
+  RealFileSystem fs("/");
+  soak.fs = &fs;
+  CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
+  Progress progress(std::move(popts), "compat soak", 0, "rounds");
+  progress.StartTimer();
+  Result<SoakResult> ran = RunSoak(soak, [&progress](const SoakRound& r) {
+    if (r.planned > 0) progress.SetTotal(static_cast<uint64_t>(r.planned));
+    char note[256];
+    std::snprintf(note, sizeof note, "spread: CV median %.1f%%, worst %.1f%% (%s)",
+                  100 * r.median_cv, 100 * r.worst_cv, r.worst_case.c_str());
+    progress.SetNote(note);
+    progress.Add(1);
+  });
+  progress.Finish(ran.ok() ? Status::Ok() : ran.status());
+  if (!ran.ok()) return ran.status();
+  const SoakResult& done = *ran;
+  std::string table;
+  char line[320];
+  for (const CaseResult& r : done.record.cases) {
+    if (r.status != "ok") {
+      std::snprintf(line, sizeof line, "%-58s %s (%s)\n", r.id.c_str(), r.status.c_str(),
+                    r.error.c_str());
+    } else {
+      const Spread sp = ComputeSpread(r.timing.reps_s);
+      std::snprintf(line, sizeof line,
+                    "%-58s %10.4f ms  %5d reps  CV %5.2f%%  p99/p50 %s  max/min %.2f\n",
+                    r.id.c_str(), r.timing.median_s * 1e3, sp.reps, 100 * sp.cv,
+                    sp.assessed ? Fmt2(sp.Tail()).c_str() : "  -  ", sp.max_over_min);
+    }
+    table += line;
+  }
+  const double overhead = done.OverheadS();
+  std::snprintf(line, sizeof line,
+                "soak: %d rounds in %.1f s (round 0, the ordinary run, %.1f s; then a round "
+                "every %.2f s), timed %.1f s, planned idle %.1f s, soak overhead %.2f s (%.2f%% "
+                "of the wall time)\n",
+                done.rounds, done.wall_s, done.prepare_s, done.interval_s, done.timed_s,
+                done.idle_s, overhead, done.wall_s > 0 ? 100 * overhead / done.wall_s : 0.0);
+  table += line;
+  table += std::to_string(done.record.cases.size()) + " cases written to " + o.record + "\n";
+  nlohmann::json summary = {{"record", o.record},
+                            {"cases", done.record.cases.size()},
+                            {"rounds", done.rounds},
+                            {"wall_s", done.wall_s},
+                            {"prepare_s", done.prepare_s},
+                            {"timed_s", done.timed_s},
+                            {"idle_s", done.idle_s},
+                            {"interval_s", done.interval_s},
+                            {"overhead_s", overhead},
+                            {"overhead_share", done.wall_s > 0 ? overhead / done.wall_s : 0.0}};
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, summary, table));
+  return 0;
+}
+
 Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
                      const NodeFingerprintFn& node_fingerprint = {}) {
   if (o.suite == "cluster") return RunCluster(o, g, node_fingerprint);
   if (o.record.empty()) return Status::InvalidArgument("compat run: --record OUT is required");
+  if (!o.soak.empty() && o.resume) {
+    return Status::InvalidArgument("compat run: --soak and --resume cannot be used together");
+  }
+  if (!o.soak.empty()) {
+    Result<std::chrono::milliseconds> d = ParseDuration(o.soak);
+    if (!d.ok()) return Status::InvalidArgument("compat run: --soak: " + d.status().message());
+    if (*d < std::chrono::seconds(1)) {
+      return Status::InvalidArgument("compat run: --soak " + o.soak +
+                                     ": the soak needs at least 1s");
+    }
+  }
   const bool cuda_backend = o.backend == "cuda";
   const bool reference_only = o.backend == "reference";
   if (cuda_backend && !o.dump.empty()) {
@@ -262,6 +342,7 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
   if (!cuda_backend && !keep_calibration) {
     rec.calibration = CalibrateCpu(run.config.cpu, reference_only);
   }
+  if (!o.soak.empty()) return RunSoakSuite(o, g, std::move(run));
   CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
   Progress progress(std::move(popts), "compat run", cases.size(), "cases");
   progress.StartTimer();
@@ -511,6 +592,13 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn nod
   run->add_option("--dump", opts->dump,
                   "also write each case's inputs, output and float64 truth (.npy) and a "
                   "replay.py that runs them in PyTorch to this directory (cpu, reference)");
+  run->add_option("--soak", opts->soak,
+                  "repeat the cases round after round for DURATION (30s, 10m, 2h), spreading "
+                  "each case's repetitions (--reps per round) over the whole period, and record "
+                  "beside them the host's CPU steal time, this process's involuntary context "
+                  "switches and the CPU frequency; compat compare then judges stability (a p99 "
+                  "and a verdict need at least 30 repetitions a side)")
+      ->type_name("DURATION");
   SetCommand(run, ctx, [opts, &ctx, node_fingerprint]() -> Result<int> {
     return RunSuite(*opts, ctx.global, node_fingerprint);
   });

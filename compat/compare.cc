@@ -95,6 +95,17 @@ void CompareSpeed(const CaseResult& s, const CaseResult& t, CaseComparison* c) {
   c->unstable_timing = spread(s.timing) > kUnstableSpread || spread(t.timing) > kUnstableSpread;
 }
 
+// The stability verdict of a case both sides ran (compat/stability.h), with the likely cause of
+// a noisier target.
+void AddStability(const CaseResult& s, const CaseResult& t, const CompatRecord& source,
+                  const CompatRecord& target, CaseComparison* c) {
+  if (s.status != "ok" || t.status != "ok") return;
+  c->stability = CompareStability(s.timing.reps_s, t.timing.reps_s, PhiloxKeyForId(c->id) ^ 0x57ab);
+  if (c->stability.verdict == StabilityVerdict::kNoisier) {
+    c->stability.cause = StabilityCause(s, t, source, target);
+  }
+}
+
 CaseComparison CompareCase(const CaseResult& s, const CaseResult& t) {
   CaseComparison c;
   c.id = s.id;
@@ -535,6 +546,7 @@ Comparison CompareRecords(const CompatRecord& source, const CompatRecord& target
     }
     out.cases.push_back(CompareCase(s, *it->second));
     CaseComparison& c = out.cases.back();
+    AddStability(s, *it->second, source, target, &c);
     if (c.verdict == Verdict::kDrift || c.verdict == Verdict::kRegression) {
       std::string likely;
       for (const SetupDifference& d : setup) {
@@ -558,6 +570,55 @@ Comparison CompareRecords(const CompatRecord& source, const CompatRecord& target
     }
   }
   return out;
+}
+
+StabilityVerdict Comparison::Stability() const {
+  std::vector<StabilityVerdict> v;
+  for (const CaseComparison& k : cases) v.push_back(k.stability.verdict);
+  return OverallStability(v);
+}
+
+nlohmann::json StabilityToJson(const StabilityComparison& s) {
+  auto ratio = [](double v, double lo, double hi) {
+    return v > 0 ? nlohmann::json{{"ratio", v}, {"ci95", {lo, hi}}} : nlohmann::json();
+  };
+  return {{"verdict", StabilityVerdictName(s.verdict)},
+          {"source", SpreadToJson(s.source)},
+          {"target", SpreadToJson(s.target)},
+          {"cv_ratio", ratio(s.cv_ratio, s.cv_lo, s.cv_hi)},
+          {"tail_ratio", ratio(s.tail_ratio, s.tail_lo, s.tail_hi)},
+          {"cause", s.cause.empty() ? nlohmann::json() : nlohmann::json(s.cause)}};
+}
+
+std::string StabilityLines(const Comparison& c) {
+  std::string out;
+  int assessed = 0, few = 0;
+  for (const CaseComparison& k : c.cases) {
+    const StabilityComparison& s = k.stability;
+    if (s.source.reps == 0 || s.target.reps == 0) continue;
+    if (s.verdict == StabilityVerdict::kNotAssessed) {
+      ++few;
+      continue;
+    }
+    ++assessed;
+    if (s.verdict != StabilityVerdict::kNoisier && s.verdict != StabilityVerdict::kSteadier) {
+      continue;
+    }
+    out += "stability: " + std::string(StabilityVerdictName(s.verdict)) + " " + k.id +
+           Fmt(": CV %.1f%%", 100 * s.source.cv) + Fmt(" -> %.1f%%", 100 * s.target.cv) +
+           Fmt(", p99/p50 %.2f", s.source.Tail()) + Fmt(" -> %.2f", s.target.Tail()) +
+           ", longest slow run " + std::to_string(s.source.longest_slow_run) + " -> " +
+           std::to_string(s.target.longest_slow_run) +
+           (s.cause.empty() ? "" : "; likely cause: " + s.cause) + "\n";
+  }
+  if (assessed == 0 && few == 0) return out;
+  out += "stability: " + std::string(StabilityVerdictName(c.Stability()));
+  if (assessed > 0) out += " (" + std::to_string(assessed) + " cases assessed)";
+  if (few > 0) {
+    out += "; " + std::to_string(few) + " cases not assessed (under " +
+           std::to_string(kStabilityMinReps) + " repetitions a side: run compat run --soak)";
+  }
+  return out + "\n";
 }
 
 nlohmann::json ComparisonToJson(const Comparison& c) {
@@ -604,8 +665,10 @@ nlohmann::json ComparisonToJson(const Comparison& c) {
          {"time_ratio_ci95", {num(k.ratio_lo), num(k.ratio_hi)}},
          {"unstable_timing", k.unstable_timing},
          {"fraction_of_ceiling", {{"source", k.source_fraction}, {"target", k.target_fraction}}},
-         {"likely_causes", k.likely_causes}});
+         {"likely_causes", k.likely_causes},
+         {"stability", StabilityToJson(k.stability)}});
   }
+  summary["stability"] = StabilityVerdictName(c.Stability());
   summary["slower"] = c.CountSpeed(SpeedVerdict::kSlower);
   summary["faster"] = c.CountSpeed(SpeedVerdict::kFaster);
   auto calibration = [](const Calibration& k) {
@@ -663,7 +726,7 @@ std::string ComparisonTable(const Comparison& c) {
   if (int n = c.CountSpeed(SpeedVerdict::kSlower)) {
     out += "; " + std::to_string(n) + " slower" + (c.fail_on_slower ? " (failing)" : "");
   }
-  out += "\n";
+  out += "\n" + StabilityLines(c);
   auto calibration = [](const Calibration& k) {
     return k.measured
                ? Fmt("copy %.1f GB/s, ", k.copy_gbps) + Fmt("GEMM %.1f GFLOP/s", k.gemm_gflops)

@@ -34,6 +34,7 @@
 #include <nlohmann/json.hpp>
 
 #include "compat/record.h"
+#include "compat/stability.h"
 #include "core/junit.h"
 
 namespace cutover {
@@ -96,6 +97,8 @@ struct CaseComparison {
   double source_fraction = 0, target_fraction = 0;
   // The setup differences that explain a drift or regression of this op, with why.
   std::vector<std::string> likely_causes;
+  // How steadily each side ran and whether the target is noisier (compat/stability.h).
+  StabilityComparison stability;
 };
 
 inline constexpr double kUnstableSpread = 0.25;
@@ -116,6 +119,8 @@ struct Comparison {
   // Number of cases with verdict `v`, and with speed verdict `v`.
   int Count(Verdict v) const;
   int CountSpeed(SpeedVerdict v) const;
+  // Over the cases: noisier when any is, else steadier when any is, else same (or not assessed).
+  StabilityVerdict Stability() const;
 };
 
 // FailedPrecondition when the two records cannot be compared case by case: another op table
@@ -164,6 +169,11 @@ void BootstrapRatio(const std::vector<double>& a, const std::vector<double>& b, 
                     double* lo, double* hi);
 
 nlohmann::json ComparisonToJson(const Comparison& c);
+// A case's stability figures and verdict, as ComparisonToJson and the report write them.
+nlohmann::json StabilityToJson(const StabilityComparison& s);
+// The noisier and steadier cases with their figures and cause, then the overall verdict; "" when
+// no case ran on both sides.
+std::string StabilityLines(const Comparison& c);
 // One line per case: verdict, ID, speed, "max rel / max ULP" against the source and against
 // float64 truth, reason; then the setup differences, notes and a summary.
 std::string ComparisonTable(const Comparison& c);

@@ -1,6 +1,8 @@
 #include "compat/record.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <set>
 
@@ -31,6 +33,20 @@ Result<std::vector<double>> Doubles(const json& c, const std::string& ptr,
     }
   }
   return out;
+}
+
+json InterferenceToJson(const Interference& f);
+Result<Interference> InterferenceFromJson(const json& f, const std::string& what);
+
+// A timing read from a record: finite, above 0 and at most kMaxTimingSeconds (a value such as
+// 1e308 is no measurement, and would overflow the statistics computed from it).
+Status CheckTime(double v, const std::string& what, const std::string& ptr) {
+  if (std::isfinite(v) && v > 0 && v <= kMaxTimingSeconds) return Status::Ok();
+  char got[64];
+  std::snprintf(got, sizeof got, "%.17g", v);
+  return Status::InvalidArgument(what + ": " + ptr + ": expected a time in seconds above 0 and at most " +
+                                 std::to_string(static_cast<int>(kMaxTimingSeconds)) + ", got " +
+                                 (std::isnan(v) ? std::string("null") : std::string(got)));
 }
 
 Result<CaseResult> CaseFromJson(const json& c, const std::string& what) {
@@ -95,21 +111,80 @@ Result<CaseResult> CaseFromJson(const json& c, const std::string& what) {
                                    ": /timing/reps_s is empty (an ok case has timed runs)");
   }
   for (size_t i = 0; i < r.timing.reps_s.size(); ++i) {
-    if (!std::isfinite(r.timing.reps_s[i]) || r.timing.reps_s[i] < 0) {
-      return Status::InvalidArgument(what + ": /timing/reps_s/" + std::to_string(i) +
-                                     ": expected a time in seconds");
-    }
+    CUTOVER_RETURN_IF_ERROR(
+        CheckTime(r.timing.reps_s[i], what, "/timing/reps_s/" + std::to_string(i)));
   }
   CUTOVER_ASSIGN_OR_RETURN(r.timing.median_s, GetDouble(c, "/timing/median_s", what));
   CUTOVER_ASSIGN_OR_RETURN(r.timing.p10_s, GetDouble(c, "/timing/p10_s", what));
   CUTOVER_ASSIGN_OR_RETURN(r.timing.p90_s, GetDouble(c, "/timing/p90_s", what));
+  CUTOVER_RETURN_IF_ERROR(CheckTime(r.timing.median_s, what, "/timing/median_s"));
+  CUTOVER_RETURN_IF_ERROR(CheckTime(r.timing.p10_s, what, "/timing/p10_s"));
+  CUTOVER_RETURN_IF_ERROR(CheckTime(r.timing.p90_s, what, "/timing/p90_s"));
   CUTOVER_ASSIGN_OR_RETURN(r.timing.rate, GetDouble(c, "/timing/rate", what));
+  if (!std::isfinite(r.timing.rate) || r.timing.rate < 0) {
+    return Status::InvalidArgument(what + ": /timing/rate: expected a finite rate, 0 or above");
+  }
   CUTOVER_ASSIGN_OR_RETURN(r.timing.rate_unit, GetString(c, "/timing/rate_unit", what));
   if (FindJson(c, "/timing/fraction_of_ceiling") != nullptr) {
     CUTOVER_ASSIGN_OR_RETURN(r.timing.fraction_of_ceiling,
                              GetDouble(c, "/timing/fraction_of_ceiling", what));
   }
+  if (const json* f = FindJson(c, "/timing/interference"); f != nullptr) {
+    CUTOVER_ASSIGN_OR_RETURN(r.timing.interference, InterferenceFromJson(*f, what));
+  }
   return r;
+}
+
+json InterferenceToJson(const Interference& f) {
+  return {{"wall_s", f.wall_s},
+          {"steal_share", f.steal_share},
+          {"involuntary_switches", f.involuntary_switches},
+          {"cpu_mhz_min", f.cpu_mhz_min},
+          {"cpu_mhz_max", f.cpu_mhz_max},
+          {"sm_clock_min_mhz", f.sm_clock_min_mhz},
+          {"sm_clock_max_mhz", f.sm_clock_max_mhz},
+          {"mem_clock_min_mhz", f.mem_clock_min_mhz},
+          {"throttle_reasons", f.throttle_reasons},
+          {"temperature_max_c", f.temperature_max_c},
+          {"power_max_w", f.power_max_w},
+          {"other_processes", f.other_processes}};
+}
+
+// Every field optional (-1 when absent); a present one must be a finite number.
+Result<Interference> InterferenceFromJson(const json& f, const std::string& what) {
+  Interference out;
+  if (!f.is_object()) {
+    return Status::InvalidArgument(what + ": /timing/interference: expected an object");
+  }
+  out.measured = true;
+  auto num = [&](const char* key, double* v) -> Status {
+    auto it = f.find(key);
+    if (it == f.end() || it->is_null()) return Status::Ok();
+    if (!it->is_number() || !std::isfinite(it->get<double>())) {
+      return Status::InvalidArgument(what + ": /timing/interference/" + key +
+                                     ": expected a number");
+    }
+    *v = it->get<double>();
+    return Status::Ok();
+  };
+  double inv = -1, thr = -1, other = -1;
+  CUTOVER_RETURN_IF_ERROR(num("wall_s", &out.wall_s));
+  CUTOVER_RETURN_IF_ERROR(num("steal_share", &out.steal_share));
+  CUTOVER_RETURN_IF_ERROR(num("involuntary_switches", &inv));
+  CUTOVER_RETURN_IF_ERROR(num("cpu_mhz_min", &out.cpu_mhz_min));
+  CUTOVER_RETURN_IF_ERROR(num("cpu_mhz_max", &out.cpu_mhz_max));
+  CUTOVER_RETURN_IF_ERROR(num("sm_clock_min_mhz", &out.sm_clock_min_mhz));
+  CUTOVER_RETURN_IF_ERROR(num("sm_clock_max_mhz", &out.sm_clock_max_mhz));
+  CUTOVER_RETURN_IF_ERROR(num("mem_clock_min_mhz", &out.mem_clock_min_mhz));
+  CUTOVER_RETURN_IF_ERROR(num("throttle_reasons", &thr));
+  CUTOVER_RETURN_IF_ERROR(num("temperature_max_c", &out.temperature_max_c));
+  CUTOVER_RETURN_IF_ERROR(num("power_max_w", &out.power_max_w));
+  CUTOVER_RETURN_IF_ERROR(num("other_processes", &other));
+  // Clamped so the integer casts stay defined on any input.
+  out.involuntary_switches = static_cast<int64_t>(std::clamp(inv, -1.0, 9e18));
+  out.throttle_reasons = static_cast<int64_t>(std::clamp(thr, -1.0, 9e18));
+  out.other_processes = static_cast<int>(std::clamp(other, -1.0, 1e9));
+  return out;
 }
 
 }  // namespace
@@ -181,6 +256,9 @@ json RecordToJson(const CompatRecord& rec) {
                   {"rate", r.timing.rate},
                   {"rate_unit", r.timing.rate_unit},
                   {"fraction_of_ceiling", r.timing.fraction_of_ceiling}}}});
+      if (r.timing.interference.measured) {
+        c["timing"]["interference"] = InterferenceToJson(r.timing.interference);
+      }
     }
     doc["cases"].push_back(std::move(c));
   }

@@ -22,6 +22,25 @@ namespace cutover {
 inline constexpr char kCompatRecordFamily[] = "cutover.compat-record";
 inline constexpr int kCompatRecordVersion = 1;
 inline constexpr int kRecordTiles = 64;
+// The longest timing a record may hold, in seconds (one repetition, or a median): a day.
+inline constexpr double kMaxTimingSeconds = 86400;
+
+// What a run saw beside a case's timed repetitions, to explain a spread (compat/interference.h
+// samples it; records without it read as not measured). -1: not readable on that host.
+struct Interference {
+  bool measured = false;
+  double wall_s = 0;                 // the sampled period
+  double steal_share = -1;           // CPU steal / all CPU time of the host (/proc/stat)
+  int64_t involuntary_switches = -1;  // of this process (/proc/self/status)
+  double cpu_mhz_min = -1, cpu_mhz_max = -1;  // current frequency of the CPUs (cpufreq)
+  // The GPU through NVML (cuda backend): clocks, the OR of the clock-event (throttle) reasons
+  // seen, peaks of temperature and power, and other compute processes on the device (a count,
+  // never their names).
+  double sm_clock_min_mhz = -1, sm_clock_max_mhz = -1, mem_clock_min_mhz = -1;
+  int64_t throttle_reasons = -1;
+  double temperature_max_c = -1, power_max_w = -1;
+  int other_processes = -1;
+};
 
 struct CaseTiming {
   std::vector<double> reps_s;  // every timed repetition, steady clock
@@ -31,6 +50,7 @@ struct CaseTiming {
   // rate / the record's calibrated ceiling of the same unit (copy GB/s or GEMM GFLOP/s); 0 when
   // the record has no calibration.
   double fraction_of_ceiling = 0;
+  Interference interference;  // written as "interference" when measured
 };
 
 struct CaseResult {
@@ -97,8 +117,10 @@ struct CompatRecord {
 
 nlohmann::json RecordToJson(const CompatRecord& rec);
 // Reads a record; InvalidArgument naming `what` and the field for a wrong schema, a missing or
-// mistyped field ("a.rec: /cases/3/digest: missing"), an ok case with no timed repetition or a
-// case ID that appears twice.
+// mistyped field ("a.rec: /cases/3/digest: missing"), an ok case with no timed repetition, a
+// timing that is not finite, above 0 and at most kMaxTimingSeconds ("a.rec: /cases/0:
+// /timing/reps_s/2: expected a time in seconds above 0 and at most 86400, got 1e+308"), or a case
+// ID that appears twice.
 Result<CompatRecord> RecordFromJson(const nlohmann::json& doc, const std::string& what);
 // Reads and parses a record file (a truncated file is a positioned syntax error).
 Result<CompatRecord> LoadRecord(const std::string& path);

@@ -161,6 +161,7 @@ void Progress::Render(const Snapshot& s) {
       nlohmann::ordered_json e = {{"event", "progress"}, {"task", task_}, {"done", s.done},
                                   {"total", s.total},    {"unit", unit_}, {"rate", s.rate}};
       e["eta_s"] = s.eta_s >= 0 ? nlohmann::ordered_json(s.eta_s) : nlohmann::ordered_json();
+      if (!note_.empty()) e["note"] = note_;
       Emit(Line(e));
       return;
     }
@@ -172,6 +173,7 @@ void Progress::Render(const Snapshot& s) {
       }
       line += ", " + Rate(s.rate);
       if (s.eta_s >= 0) line += ", ETA " + FormatDuration(Millis(s.eta_s));
+      if (!note_.empty()) line += "; " + note_;
       Emit(line + "\n");
       return;
     }
@@ -190,10 +192,16 @@ void Progress::Render(const Snapshot& s) {
       }
       line += " " + Rate(s.rate);
       if (s.eta_s >= 0) line += " ETA " + FormatDuration(Millis(s.eta_s));
+      if (!note_.empty()) line += " " + note_;
       Emit(line + "\x1b[K");  // erase what a longer previous line left
       return;
     }
   }
+}
+
+void Progress::SetNote(std::string note) {
+  std::lock_guard<std::mutex> l(mu_);
+  note_ = std::move(note);
 }
 
 void Progress::Tick() {

@@ -7,6 +7,7 @@
 #include "core/json.h"
 #include "core/units.h"
 #include "report/render_util.h"
+#include "report/stability_section.h"
 
 namespace cutover::report {
 namespace {
@@ -236,6 +237,13 @@ void AddCompat(Assessment& a) {
       ids_with([](const CaseComparison& k) { return k.speed == SpeedVerdict::kSlower; }),
       "slower on the target (95% interval of the time ratio above 1)",
       "check clocks, power limits and library versions; size the target for the slowdown");
+  add("warning", "compat.noisier", ids_with([](const CaseComparison& k) {
+        return k.stability.verdict == StabilityVerdict::kNoisier;
+      }),
+      "run less steadily on the target (its CV or p99/p50 beyond the source's by the minimum "
+      "effect; figures and likely cause in the stability section)",
+      "look for a shared GPU (MIG, MPS, time-slicing), noisy neighbours (steal time) or clock "
+      "throttling on the target; ask for dedicated capacity or budget for the slower tail");
   add("warning", "compat.missing",
       ids_with([](const CaseComparison& k) { return k.verdict == Verdict::kMissing; }),
       "measured on one side only", "run the same suite on both sides");
@@ -329,8 +337,22 @@ Result<Assessment> Assess(AssessInputs inputs) {
       return Status::InvalidArgument("assess: a --price must be a number above 0");
     }
   }
+  if (inputs.cost_model && (inputs.price_source || inputs.price_target)) {
+    return Status::InvalidArgument(
+        "assess: --cost and --price cannot be used together: the cost file prices each side");
+  }
+  if (inputs.cost_model && !inputs.compat_source) {
+    return Status::InvalidArgument(
+        "assess: --cost needs --compat SRC DST: the cost per unit of "
+        "work comes from each side's measured throughput");
+  }
   Assessment a;
   a.inputs = std::move(inputs);
+  if (a.inputs.cost_model) {
+    CUTOVER_ASSIGN_OR_RETURN(
+        a.cost_model,
+        ComputeCost(*a.inputs.cost_model, *a.inputs.compat_source, *a.inputs.compat_target));
+  }
   a.diff = probe::Diff(a.inputs.source, a.inputs.target, a.inputs.mode, probe::BuiltinRules());
   for (const probe::DiffFinding& f : a.diff.findings) {
     a.findings.push_back({.severity = f.severity,
@@ -401,7 +423,9 @@ json AssessmentToJson(const Assessment& a) {
               {"compat", nullptr},
               {"datasync", a.inputs.datasync_plan ? *a.inputs.datasync_plan : json(nullptr)},
               {"canary", a.inputs.canary_history ? *a.inputs.canary_history : json(nullptr)},
-              {"cost", nullptr}};
+              {"cost", nullptr},
+              {"cost_model",
+               a.cost_model ? CostReportToJson(*a.cost_model, a.inputs.redacted) : json(nullptr)}};
   if (a.comparison) {
     json cases = json::array();
     for (const CompatRow& r : a.compat) {
@@ -419,7 +443,8 @@ json AssessmentToJson(const Assessment& a) {
                        {"source_rate", OptNum(r.source_rate)},
                        {"target_rate", OptNum(r.target_rate)},
                        {"source_ceiling_fraction", OptNum(r.source_fraction)},
-                       {"target_ceiling_fraction", OptNum(r.target_fraction)}});
+                       {"target_ceiling_fraction", OptNum(r.target_fraction)},
+                       {"stability", StabilityToJson(k.stability)}});
     }
     json counts = json::object();
     for (Verdict v : {Verdict::kIdentical, Verdict::kEquivalent, Verdict::kDrift,
@@ -431,7 +456,8 @@ json AssessmentToJson(const Assessment& a) {
                      {"target_backend", a.inputs.compat_target->backend},
                      {"counts", counts},
                      {"ceilings", {{"source", a.source_ceilings}, {"target", a.target_ceilings}}},
-                     {"cases", cases}};
+                     {"cases", cases},
+                     {"stability", StabilityJson(a)}};
   }
   if (a.inputs.price_source && a.inputs.price_target) {
     json rows = json::array();
@@ -568,6 +594,7 @@ std::string RenderMarkdown(const Assessment& a) {
     }
     md += "\n";
   }
+  if (a.comparison) md += StabilityMarkdown(a);
   if (!a.cost.empty()) {
     md += "## Performance per cost\n\nPrices per GPU-hour: source " +
           Num(*a.inputs.price_source, 4) + ", target " + Num(*a.inputs.price_target, 4) +
@@ -581,6 +608,7 @@ std::string RenderMarkdown(const Assessment& a) {
     }
     md += "\n";
   }
+  if (a.cost_model) md += CostMarkdown(*a.cost_model, a.inputs.redacted, kCostChartFile);
   if (a.inputs.datasync_plan) {
     md += "## Data migration\n\n";
     for (const std::string& line : DatasyncSummary(*a.inputs.datasync_plan)) {

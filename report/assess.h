@@ -1,7 +1,8 @@
 // The assessment (`cutover assess`): joins a source and a target fingerprint (probe diff), and
 // optionally two compat records (compat compare), a datasync plan and a canary rollout history,
-// into one verdict with its reasons, rendered as HTML, Markdown, JSON ("cutover.report/1",
-// docs/schemas/report-1.json) and JUnit XML.
+// into one verdict with its reasons, rendered as HTML, Markdown, JSON ("cutover.report/2",
+// docs/schemas/report-2.json) and JUnit XML. With a cost file (report/cost.h) it also prices a
+// unit of work on each side from the measured compat throughput.
 //
 // Verdict:
 //   no-go          a blocker: a diff blocker, a compat case that regressed or broke, a rollout
@@ -31,11 +32,14 @@
 #include "core/junit.h"
 #include "core/status.h"
 #include "probe/diff.h"
+#include "report/cost.h"
 
 namespace cutover::report {
 
 // Bump on any incompatible change to the report document.
-inline constexpr char kReportSchema[] = "cutover.report/1";
+inline constexpr char kReportSchema[] = "cutover.report/2";
+// The chart of the cost model, written beside report.md (which links it).
+inline constexpr char kCostChartFile[] = "cost-chart.svg";
 
 struct AssessInputs {
   Fingerprint source, target;
@@ -44,6 +48,7 @@ struct AssessInputs {
   std::optional<nlohmann::json> datasync_plan;    // cutover.datasync-plan/1
   std::optional<nlohmann::json> canary_history;   // cutover.rollout-history/1
   std::optional<double> price_source, price_target;  // per GPU-hour, any currency
+  std::optional<CostModel> cost_model;  // --cost; needs both compat records, excludes prices
   std::map<std::string, std::string> input_paths;    // "source" -> path, shown in the report
   bool redacted = false;
   std::string generated_at;  // RFC 3339 UTC
@@ -92,6 +97,7 @@ struct Assessment {
   std::vector<CompatRow> compat;
   std::map<std::string, double> source_ceilings, target_ceilings;  // unit -> rate
   std::vector<CostRow> cost;
+  std::optional<CostReport> cost_model;  // when inputs.cost_model
 
   int Count(const std::string& severity) const;
   int ExitCode() const { return verdict == "no-go" ? 1 : 0; }
@@ -99,7 +105,9 @@ struct Assessment {
 
 // Checks the optional documents' schemas (InvalidArgument naming the input), that the two compat
 // records are comparable case by case (compat/compare.h CheckComparable: FailedPrecondition
-// "assess: --compat: src.rec has op table version 1, dst.rec 2: ...") and judges.
+// "assess: --compat: src.rec has op table version 1, dst.rec 2: ...") and judges. A cost model
+// needs both compat records and no price (InvalidArgument), and its measured throughput
+// (report/cost.h ComputeCost).
 Result<Assessment> Assess(AssessInputs inputs);
 
 // The ceilings of a record: its calibration (copy GB/s, GEMM GFLOP/s) when it has one, else the

@@ -26,6 +26,7 @@ struct AssessFlags {
   std::vector<std::string> compat;
   std::string datasync, canary;
   std::vector<std::string> prices;
+  std::string cost;
   std::string mode = "host";
   std::string out_dir = "cutover-report";
   bool redact = false;
@@ -61,6 +62,20 @@ Result<int> RunAssess(const AssessFlags& f, const GlobalOptions& g) {
   report::AssessInputs in;
   CUTOVER_ASSIGN_OR_RETURN(in.mode, probe::ParseDiffMode(f.mode));
   for (const std::string& p : f.prices) CUTOVER_RETURN_IF_ERROR(ParsePrice(p, in));
+  if (!f.cost.empty()) {
+    if (!f.prices.empty()) {
+      return Status::InvalidArgument(
+          "assess: --cost and --price cannot be used together: the cost file prices each side");
+    }
+    if (f.compat.empty()) {
+      return Status::InvalidArgument(
+          "assess: --cost needs --compat SRC DST: the cost per unit of "
+          "work comes from each side's measured throughput");
+    }
+    CUTOVER_ASSIGN_OR_RETURN(in.cost_model, report::LoadCostModel(f.cost));
+    // The file may name suppliers, and so may its name.
+    in.input_paths["cost"] = f.redact ? "cost file" : f.cost;
+  }
 
   // Every input is read before anything is judged, so that --redact learns every name first.
   std::vector<std::pair<std::string, nlohmann::json*>> docs;
@@ -134,6 +149,11 @@ Result<int> RunAssess(const AssessFlags& f, const GlobalOptions& g) {
   CUTOVER_RETURN_IF_ERROR(WriteFileAtomic(md, report::RenderMarkdown(a)));
   CUTOVER_RETURN_IF_ERROR(WriteFileAtomic(js, DumpJson(doc, 2) + "\n"));
   CUTOVER_RETURN_IF_ERROR(report::AssessmentJunit(a).WriteFile(xml));
+  if (a.cost_model) {
+    CUTOVER_RETURN_IF_ERROR(
+        WriteFileAtomic(f.out_dir + "/" + report::kCostChartFile,
+                        report::CostChartSvg(*a.cost_model, a.inputs.redacted) + "\n"));
+  }
   if (g.json) {
     std::string text = DumpJson(doc, 2) + "\n";
     std::fwrite(text.data(), 1, text.size(), stdout);
@@ -153,7 +173,8 @@ void AddAssessCommand(CLI::App& root, CommandContext& ctx) {
   CLI::App* cmd = root.add_subcommand(
       "assess",
       "Write the assessment report of a source and a target: report.html (charts), report.md, "
-      "report.json (cutover.report/1) and junit.xml; exit 1 on a no-go verdict");
+      "report.json (cutover.report/2) and junit.xml (and cost-chart.svg with --cost); exit 1 on a "
+      "no-go verdict, 2 on bad input (nothing written)");
   cmd->add_option("--source", f->source, "The source host's fingerprint (probe collect --out)")
       ->required()
       ->type_name("FILE");
@@ -175,6 +196,12 @@ void AddAssessCommand(CLI::App& root, CommandContext& ctx) {
                   "Price per GPU-hour of a side, any one currency: source=2.10 or target=3.40 "
                   "(repeat for both); adds throughput per price to the report")
       ->type_name("SIDE=PRICE");
+  cmd->add_option("--cost", f->cost,
+                  "A cost file (apiVersion: cutover/v1; docs/cost.md): each side self-built or "
+                  "managed; adds the cost per unit of work from the measured --compat throughput, "
+                  "the break-even utilization, months to recover the capital and "
+                  "cost-chart.svg; not with --price")
+      ->type_name("FILE");
   cmd->add_option("--mode", f->mode,
                   "host (default: the workload uses the target's installed stack) or container "
                   "(it brings its image's user-space stack)")

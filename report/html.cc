@@ -8,6 +8,7 @@
 #include "core/units.h"
 #include "report/assess.h"
 #include "report/render_util.h"
+#include "report/stability_section.h"
 
 namespace cutover::report {
 namespace {
@@ -322,6 +323,7 @@ std::string RenderHtml(const Assessment& a) {
            "</td><td>" + Esc(k.reason) + "</td></tr>\n";
     }
     h += "</table></section>\n";
+    h += StabilityHtml(a);
   }
 
   if (!a.cost.empty()) {
@@ -339,6 +341,8 @@ std::string RenderHtml(const Assessment& a) {
     }
     h += "</table></section>\n";
   }
+
+  if (a.cost_model) h += CostHtml(*a.cost_model, a.inputs.redacted);
 
   if (a.inputs.datasync_plan) {
     const json& p = *a.inputs.datasync_plan;

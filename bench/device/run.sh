@@ -16,7 +16,9 @@
 # (3) measures `cutover compat calibrate` side by side with PyTorch (bf16 8192^3 torch.matmul
 # and a device-to-device tensor copy; targets: 95% and 90% of PyTorch), ours before and after
 # PyTorch's; (4) runs `compat run --backend cuda --suite quick` (timed, target < 60 s on an
-# H200) and `--backend cpu` on the same cases, and `compat compare` of the two; (5) calls
+# H200) and `--backend cpu` on the same cases, and `compat compare` of the two; (4b) two 30 s
+# soaks of the GEMM cases on the GPU (`--soak`), their overhead and their stability compared
+# (compat-cuda-soak1.rec, compat-cuda-soak2.rec); (5) calls
 # bench/device/probe_checks.sh when it exists. Results go to $OUT: compat-summary.txt (every
 # table), compat-cuda-quick.rec and compat-cpu-quick.rec (for examples/), compat-compare.json,
 # compat-log.txt, and probe/ (probe_checks.sh's files). The last lines printed are the summary.
@@ -179,6 +181,22 @@ if [[ $rc -eq 0 && $cpu_rc -eq 0 ]]; then
   rm -f "$out/compare.txt"
 fi
 rm -f "$out/cuda-run.txt"
+
+# ---- 4b. stability: two short soaks of the GEMM cases on the GPU, compared (the A/A noise floor
+# of a dedicated device), with each soak's own overhead (target < 5% of its wall time).
+if [[ $rc -eq 0 ]]; then
+  for k in 1 2; do
+    soak_rc=0
+    cut "$bin" compat run --backend cuda --ops gemm --soak 30s --json \
+      --record "$out/compat-cuda-soak$k.rec" >"$out/soak$k.json" 2>>"$log" || soak_rc=$?
+    say "compat run --backend cuda --ops gemm --soak 30s (#$k): exit $soak_rc $(jget "$out/soak$k.json" '"rounds %d, overhead %.2f%% of %.1f s" % (d["rounds"], 100 * d["overhead_share"], d["wall_s"])' 2>/dev/null || true)"
+  done
+  if [[ -f "$out/compat-cuda-soak1.rec" && -f "$out/compat-cuda-soak2.rec" ]]; then
+    cut "$bin" compat compare "$out/compat-cuda-soak1.rec" "$out/compat-cuda-soak2.rec" 2>>"$log" |
+      grep -E '^stability' | tee -a "$summary" || true
+  fi
+  rm -f "$out/soak1.json" "$out/soak2.json"
+fi
 
 # ---- 5. probe's checks, when that script exists.
 if [[ -x "$here/probe_checks.sh" ]]; then

@@ -426,6 +426,16 @@ TEST(CutoverBinary, CompatRunKilledResumesAndCompareExitCodes) {
                            dir.Join("v2.rec") + " " + std::to_string(kOpTableVersion + 1) +
                            ": cases of different op tables are not comparable (record both "
                            "with the same cutover)\n");
+
+  // A timing that is no measurement is refused when the record is read: exit 2, one line.
+  doc["op_table_version"] = kOpTableVersion;
+  doc["cases"][0]["timing"]["reps_s"][1] = 1e308;
+  std::ofstream(dir.Join("huge.rec")) << doc.dump();
+  ProcResult huge = RunCutover({"compat", "compare", dir.Join("whole.rec"), dir.Join("huge.rec")});
+  EXPECT_EQ(huge.exit_code, 2);
+  EXPECT_EQ(huge.err, "cutover: " + dir.Join("huge.rec") +
+                          ": /cases/0: /timing/reps_s/1: expected a time in seconds above 0 and "
+                          "at most 86400, got 1e+308\n");
 }
 
 TEST(CutoverBinary, ProbeFleetAndHealthExitCodes) {

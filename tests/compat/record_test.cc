@@ -74,9 +74,24 @@ TEST(RecordTest, EmptyOrBadTimingsAreInvalid) {
             "(an ok case has timed runs)");
   doc["cases"][0]["timing"]["reps_s"] = {0.5, nullptr};
   EXPECT_EQ(RecordFromJson(doc, "r.rec").status().message(),
-            "r.rec: /cases/0: /timing/reps_s/1: expected a time in seconds");
+            "r.rec: /cases/0: /timing/reps_s/1: expected a time in seconds above 0 and at most "
+            "86400, got null");
   doc["cases"][0]["timing"]["reps_s"] = {-1.0};
+  EXPECT_EQ(RecordFromJson(doc, "r.rec").status().message(),
+            "r.rec: /cases/0: /timing/reps_s/0: expected a time in seconds above 0 and at most "
+            "86400, got -1");
+  // Finite but no measurement: it would overflow the spread statistics.
+  doc["cases"][0]["timing"]["reps_s"] = {0.5, 1e308};
+  EXPECT_EQ(RecordFromJson(doc, "r.rec").status().message(),
+            "r.rec: /cases/0: /timing/reps_s/1: expected a time in seconds above 0 and at most "
+            "86400, got 1e+308");
+  doc["cases"][0]["timing"]["reps_s"] = {0.0};
   EXPECT_EQ(RecordFromJson(doc, "r.rec").status().code(), Code::kInvalidArgument);
+  doc["cases"][0]["timing"]["reps_s"] = {0.5};
+  doc["cases"][0]["timing"]["median_s"] = -0.5;
+  EXPECT_EQ(RecordFromJson(doc, "r.rec").status().message(),
+            "r.rec: /cases/0: /timing/median_s: expected a time in seconds above 0 and at most "
+            "86400, got -0.5");
 }
 
 TEST(RecordTest, ACaseIdTwiceIsInvalid) {

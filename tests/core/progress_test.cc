@@ -125,6 +125,29 @@ TEST(ProgressTest, PlainLinesEveryIntervalAndAtEnd) {
   EXPECT_EQ(h.Take(), "pull: done, 10.0 MiB in 10s (1.0 MiB/s)\n");
 }
 
+TEST(ProgressTest, NoteFollowsTheCountsInLinesAndJson) {
+  Harness h;
+  Progress p(h.Options(ProgressMode::kLines), "compat soak", 10, "rounds");
+  p.Add(2);
+  p.SetNote("CV median 1.2%, worst 4.0% copy/fp32");
+  h.Advance(milliseconds(5000));
+  p.Tick();
+  EXPECT_EQ(h.Take(),
+            "compat soak: 2 rounds / 10 rounds (20%), 0.4 rounds/s, ETA 20s; CV median "
+            "1.2%, worst 4.0% copy/fp32\n");
+  p.Finish();
+  h.Take();
+  Progress j(h.Options(ProgressMode::kJson), "compat soak", 10, "rounds");
+  j.SetNote("round 1");
+  j.Add(1);
+  h.Advance(milliseconds(1000));
+  j.Tick();
+  std::vector<nlohmann::json> events = JsonLines(h.Take());
+  ASSERT_GE(events.size(), 2u);
+  EXPECT_EQ(events.back()["event"], "progress");
+  EXPECT_EQ(events.back()["note"], "round 1");
+}
+
 TEST(ProgressTest, PlainFailureLine) {
   Harness h;
   Progress p(h.Options(ProgressMode::kLines), "verify", 0, "files");

@@ -1,7 +1,7 @@
 // Test helper: validates result documents against their JSON Schema in docs/schemas/ with
 // tests/harness/validate_schema.py (Debian python3-jsonschema).
 //
-//   CUTOVER_EXPECT_VALID(doc, "report-1.json");
+//   CUTOVER_EXPECT_VALID(doc, "report-2.json");
 #ifndef CUTOVER_TESTS_HARNESS_SCHEMA_CHECK_H_
 #define CUTOVER_TESTS_HARNESS_SCHEMA_CHECK_H_
 

@@ -36,8 +36,7 @@ class AssessCli : public ::testing::Test {
     for (const char* tree : {"h100-cuda12.4", "no-driver", "a100-cuda11.8"}) {
       std::string out;
       ASSERT_EQ(RunShell(Cutover() + " probe collect --root " + SourceDir() +
-                             "/tests/fixtures/hosts/" + tree + " --out " + Fp(tree) +
-                             " >/dev/null",
+                             "/tests/fixtures/hosts/" + tree + " --out " + Fp(tree) + " >/dev/null",
                          &out),
                 0)
           << out;
@@ -55,9 +54,9 @@ class AssessCli : public ::testing::Test {
 
 TEST_F(AssessCli, NoGoPairWritesFourFilesAndExitsOne) {
   std::string out, report = dir_.Join("r");
-  int rc = Assess("--source " + Fp("h100-cuda12.4") + " --target " + Fp("no-driver") +
-                      " --out " + report,
-                  &out);
+  int rc = Assess(
+      "--source " + Fp("h100-cuda12.4") + " --target " + Fp("no-driver") + " --out " + report,
+      &out);
   EXPECT_EQ(rc, 1) << out;
   EXPECT_NE(out.find("no-go"), std::string::npos) << out;
   EXPECT_NE(out.find(report + "/report.html"), std::string::npos) << out;
@@ -66,7 +65,7 @@ TEST_F(AssessCli, NoGoPairWritesFourFilesAndExitsOne) {
   }
   nlohmann::json doc = nlohmann::json::parse(Slurp(report + "/report.json"));
   EXPECT_EQ(doc["verdict"], "no-go");
-  CUTOVER_EXPECT_VALID(doc, "report-1.json");
+  CUTOVER_EXPECT_VALID(doc, "report-2.json");
   std::string junit = Slurp(report + "/junit.xml");
   EXPECT_NE(junit.find("<failure"), std::string::npos);
 }
@@ -143,7 +142,7 @@ TEST_F(AssessCli, RedactHidesHostnamesAndUuidsInEveryFile) {
   }
   nlohmann::json doc = nlohmann::json::parse(Slurp(report + "/report.json"));
   EXPECT_TRUE(doc["redacted"].get<bool>());
-  CUTOVER_EXPECT_VALID(doc, "report-1.json");
+  CUTOVER_EXPECT_VALID(doc, "report-2.json");
 }
 
 // The whole report: compat records from real runs, a datasync plan, prices; then Chromium.
@@ -151,7 +150,7 @@ TEST_F(AssessCli, FullReportRendersInChromiumWithoutErrors) {
   std::string out;
   for (const char* side : {"src", "dst"}) {
     ASSERT_EQ(RunShell(Cutover() + " compat run --ops gemm,copy,softmax --reps 3 --record " +
-                           dir_.Join(std::string(side) + ".rec") + " >/dev/null 2>&1"),
+                       dir_.Join(std::string(side) + ".rec") + " >/dev/null 2>&1"),
               0);
   }
   ASSERT_EQ(RunShell("mkdir -p " + dir_.Join("data") + " && head -c 3000000 /dev/urandom > " +
@@ -178,7 +177,7 @@ TEST_F(AssessCli, FullReportRendersInChromiumWithoutErrors) {
                   &out);
   EXPECT_TRUE(rc == 0 || rc == 1) << out;
   nlohmann::json doc = nlohmann::json::parse(Slurp(report + "/report.json"));
-  CUTOVER_EXPECT_VALID(doc, "report-1.json");
+  CUTOVER_EXPECT_VALID(doc, "report-2.json");
   ASSERT_TRUE(doc["compat"].is_object());
   EXPECT_GE(doc["compat"]["cases"].size(), 3u);
   EXPECT_TRUE(doc["cost"].is_object());
@@ -195,14 +194,15 @@ TEST_F(AssessCli, FullReportRendersInChromiumWithoutErrors) {
   const std::string flags =
       "chromium --headless --no-sandbox --disable-gpu --no-first-run "
       "--disable-background-networking --enable-logging=stderr --v=0 "
-      "--user-data-dir=" + dir_.Join("chrome-profile") + " ";
+      "--user-data-dir=" +
+      dir_.Join("chrome-profile") + " ";
   const std::string url = "file://" + report + "/report.html";
   const std::string shot = BinaryDir() + "/tests/report/assess-report.png";
   std::string log;
-  ASSERT_EQ(RunShell("timeout 120 " + flags + "--window-size=1280,2400 --screenshot=" + shot +
-                         " " + url,
-                     &log),
-            0)
+  ASSERT_EQ(
+      RunShell("timeout 120 " + flags + "--window-size=1280,2400 --screenshot=" + shot + " " + url,
+               &log),
+      0)
       << log;
   struct stat st;
   ASSERT_EQ(::stat(shot.c_str(), &st), 0) << log;
@@ -219,6 +219,103 @@ TEST_F(AssessCli, FullReportRendersInChromiumWithoutErrors) {
   EXPECT_NE(dom.find("id=\"chart-speed\""), std::string::npos);
   EXPECT_NE(dom.find("id=\"chart-error\""), std::string::npos);
   EXPECT_NE(dom.find("id=\"chart-ceiling\""), std::string::npos);
+}
+
+// --cost: the cost and stability sections in every output, the chart beside report.md, the
+// redacted report without the file's supplier, and the refusals (exit 2, nothing written).
+TEST_F(AssessCli, CostAndStabilitySectionsRenderInChromium) {
+  for (const char* side : {"src", "dst"}) {
+    ASSERT_EQ(RunShell(Cutover() + " compat run --ops softmax,reduce_max --reps 30 --record " +
+                       dir_.Join(std::string(side) + ".rec") + " >/dev/null 2>&1"),
+              0);
+  }
+  std::string cost = Slurp(SourceDir() + "/examples/cost.yaml");
+  const size_t from = cost.find("workload:"), to = cost.find("\nsource:");
+  ASSERT_NE(from, std::string::npos);
+  cost.replace(from, to - from, "workload:\n  softmax: 3\n  reduce_max: 1\n");
+  std::ofstream(dir_.Join("cost.yaml")) << cost;
+  const std::string common = "--source " + Fp("h100-cuda12.4") + " --target " +
+                             Fp("h100-cuda12.4") + " --compat " + dir_.Join("src.rec") + " " +
+                             dir_.Join("dst.rec") + " --cost " + dir_.Join("cost.yaml");
+  std::string out, report = dir_.Join("report");
+  int rc = Assess(common + " --out " + report, &out);
+  EXPECT_TRUE(rc == 0 || rc == 1) << out;
+  nlohmann::json doc = nlohmann::json::parse(Slurp(report + "/report.json"));
+  CUTOVER_EXPECT_VALID(doc, "report-2.json");
+  ASSERT_TRUE(doc["cost_model"].is_object());
+  EXPECT_EQ(doc["cost_model"]["options"].size(), 4u);  // self-built + 3 managed
+  EXPECT_EQ(doc["cost_model"]["target"]["supplier"], "Example GPU Cloud");
+  EXPECT_NE(doc["compat"]["stability"]["verdict"], "not assessed");
+  std::string md = Slurp(report + "/report.md");
+  EXPECT_NE(md.find("## Cost per unit of work"), std::string::npos) << md;
+  EXPECT_NE(md.find("## Stability"), std::string::npos) << md;
+  EXPECT_NE(md.find("](cost-chart.svg)"), std::string::npos) << md;
+  std::string svg = Slurp(report + "/cost-chart.svg");
+  EXPECT_EQ(svg.rfind("<svg xmlns=", 0), 0u) << svg.substr(0, 200);
+
+  // Redacted: no supplier or side name in any file.
+  std::string redacted = dir_.Join("redacted");
+  Assess(common + " --redact --out " + redacted, &out);
+  for (const char* f : {"report.html", "report.md", "report.json", "junit.xml", "cost-chart.svg"}) {
+    std::string text = Slurp(redacted + "/" + f);
+    ASSERT_FALSE(text.empty()) << f;
+    EXPECT_EQ(text.find("Example GPU Cloud"), std::string::npos) << f;
+    EXPECT_EQ(text.find("on-prem H100"), std::string::npos) << f;
+  }
+
+  // Refusals: exit 2, one line per problem, nothing written.
+  EXPECT_EQ(Assess(common + " --price source=2 --out " + dir_.Join("r2"), &out), 2);
+  EXPECT_EQ(out,
+            "cutover: assess: --cost and --price cannot be used together: the cost file "
+            "prices each side\n");
+  EXPECT_EQ(Assess("--source " + Fp("h100-cuda12.4") + " --target " + Fp("h100-cuda12.4") +
+                       " --cost " + dir_.Join("cost.yaml") + " --out " + dir_.Join("r2"),
+                   &out),
+            2);
+  EXPECT_NE(out.find("--cost needs --compat SRC DST"), std::string::npos) << out;
+  std::string bad = cost;
+  bad.replace(bad.find("utilization: 0.7"), 16, "utilization: 0");
+  std::ofstream(dir_.Join("bad.yaml")) << bad;
+  EXPECT_EQ(Assess("--source " + Fp("h100-cuda12.4") + " --target " + Fp("h100-cuda12.4") +
+                       " --compat " + dir_.Join("src.rec") + " " + dir_.Join("dst.rec") +
+                       " --cost " + dir_.Join("bad.yaml") + " --out " + dir_.Join("r2"),
+                   &out),
+            2);
+  EXPECT_NE(out.find(dir_.Join("bad.yaml") + ":"), std::string::npos) << out;
+  EXPECT_NE(out.find(": utilization: must be in (0, 1], got 0"), std::string::npos) << out;
+  EXPECT_FALSE(Exists(dir_.Join("r2/report.html")));
+
+  if (RunShell("command -v chromium >/dev/null") != 0) {
+    CUTOVER_SKIP_OR_FAIL("chromium is not installed (Debian package chromium)");
+  }
+  const std::string flags =
+      "chromium --headless --no-sandbox --disable-gpu --no-first-run "
+      "--disable-background-networking --enable-logging=stderr --v=0 "
+      "--user-data-dir=" +
+      dir_.Join("chrome-profile") + " ";
+  const std::string url = "file://" + report + "/report.html";
+  const std::string shot = BinaryDir() + "/tests/report/assess-cost-report.png";
+  std::string log;
+  ASSERT_EQ(
+      RunShell("timeout 120 " + flags + "--window-size=1280,4000 --screenshot=" + shot + " " + url,
+               &log),
+      0)
+      << log;
+  struct stat st;
+  ASSERT_EQ(::stat(shot.c_str(), &st), 0) << log;
+  EXPECT_GT(st.st_size, 10000) << "a blank screenshot";
+  EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;
+  std::string dom;
+  ASSERT_EQ(RunShell("timeout 120 " + flags + "--dump-dom " + url + " 2>/dev/null", &dom), 0);
+  EXPECT_NE(dom.find("id=\"chart-cost\""), std::string::npos);
+  EXPECT_NE(dom.find("class=\"crossing\""), std::string::npos);
+  EXPECT_NE(dom.find("id=\"chart-stability\""), std::string::npos);
+  // No chart wider than the page's 1100 px column (less its padding): nothing overflows.
+  for (size_t at = 0; (at = dom.find("<svg", at)) != std::string::npos; ++at) {
+    const size_t w = dom.find("width=\"", at);
+    ASSERT_NE(w, std::string::npos);
+    EXPECT_LE(std::stod(dom.substr(w + 7, 12)), 1052.0) << dom.substr(at, 200);
+  }
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The assessment's verdicts on fingerprints of the fixture trees (tests/fixtures/hosts/) and on
 // compat records built here to sit on either side of the tolerances, and its four renderings:
-// report.json against docs/schemas/report-1.json, Markdown, HTML and JUnit.
+// report.json against docs/schemas/report-2.json, Markdown, HTML and JUnit.
 #include "report/assess.h"
 
 #include <gtest/gtest.h>
@@ -87,8 +87,8 @@ void ExpectValid(const Assessment& a) {
   // What the command writes is what a reader parses back.
   Result<nlohmann::json> back = ParseJson(DumpJson(doc, 2), "report.json");
   ASSERT_TRUE(back.ok()) << back.status().ToString();
-  EXPECT_EQ((*back)["schema"], "cutover.report/1");
-  CUTOVER_EXPECT_VALID(*back, "report-1.json");
+  EXPECT_EQ((*back)["schema"], "cutover.report/2");
+  CUTOVER_EXPECT_VALID(*back, "report-2.json");
 }
 
 bool Has(const std::string& text, const std::string& part) {
