@@ -27,6 +27,10 @@ TOOLS = [
     "/usr/bin/python3", "openssl", "curl", "sqlite3", "zstd", "xz", "tar", "diff", "timeout",
     "ps", "ss", "ip", "flock", "unshare", "mount", "chroot", "ldd", "stat", "truncate", "dd",
     "awk", "sed", "grep", "chromium", "hey",
+    # the cluster suite's tests: mpirun, and a cluster of network namespaces shaped with tc
+    "mpirun", "mpicc", "tc", "bridge", "nsenter",
+    # datasync's unprivileged re-pull, the soak's CPU hog
+    "setpriv", "taskset",
 ]
 
 
