@@ -24,6 +24,7 @@
 #include "core/fingerprint.h"
 #include "core/json.h"
 #include "core/progress.h"
+#include "core/read_input.h"
 #include "core/time_util.h"
 
 namespace cutover {
@@ -71,7 +72,7 @@ struct CompareOptions {
 // (checked against cutover.fingerprint/1), else the little compat can learn without probe.
 Result<nlohmann::json> RecordFingerprint(const std::string& path) {
   if (!path.empty()) {
-    CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadInput(path));
     CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, ParseFingerprint(text));
     return FingerprintToJson(fp);
   }
@@ -365,13 +366,13 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
   run->add_option("--fingerprint", opts->fingerprint,
                   "embed this fingerprint (from cutover probe collect) instead of a minimal one");
   run->add_option("--reps", opts->reps, "timed repetitions per case (default 5)")
-      ->check(CLI::Range(1, 1000));
+      ->check(IntRange(1, 1000));
   run->add_option("--threads", opts->threads, "cpu worker threads (default 2)")
-      ->check(CLI::Range(1, 1024));
+      ->check(IntRange(1, 1024));
   run->add_option("--warmup", opts->warmup, "untimed runs before the timed ones (cuda, default 3)")
-      ->check(CLI::Range(0, 1000));
+      ->check(IntRange(0, 1000));
   run->add_option("--device", opts->device, "the CUDA device ordinal (cuda, default 0)")
-      ->check(CLI::Range(0, 1023));
+      ->check(IntRange(0, 1023));
   run->add_flag("--resume", opts->resume,
                 "keep the cases an existing --record of the same backend, suite, accumulate, "
                 "threads and op table holds and run only the rest (the record is rewritten "
@@ -381,7 +382,7 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx) {
   auto device = std::make_shared<int>(0);
   CLI::App* calibrate = cmd->add_subcommand("calibrate", kCalibrateHelp);
   calibrate->add_option("--device", *device, "the CUDA device ordinal (default 0)")
-      ->check(CLI::Range(0, 1023));
+      ->check(IntRange(0, 1023));
   SetCommand(calibrate, ctx, [device, &ctx]() { return RunCalibrate(*device, ctx.global); });
 
   auto copts = std::make_shared<CompareOptions>();
