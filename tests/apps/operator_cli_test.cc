@@ -16,13 +16,13 @@ namespace {
 
 constexpr char kCutover[] = CUTOVER_TEST_CUTOVER_BIN;
 
-struct Run {
+struct CliRun {
   int rc = -1;
   std::string out;  // stdout and stderr together
 };
 
-Run Cutover(const std::string& args) {
-  Run r;
+CliRun Cutover(const std::string& args) {
+  CliRun r;
   r.rc = testing::RunShell(std::string(kCutover) + " " + args + " 2>&1", &r.out);
   return r;
 }
@@ -36,7 +36,7 @@ TEST(OperatorCli, ReadOnlyCommandsCreateNoStateFile) {
   testing::TempDir dir;
   const std::string db = dir.Join("nowhere/x.db");
   for (const char* cmd : {"canary status", "canary history", "datasync history"}) {
-    Run r = Cutover(std::string(cmd) + " --db " + db);
+    CliRun r = Cutover(std::string(cmd) + " --db " + db);
     EXPECT_EQ(r.rc, 2) << cmd << ": " << r.out;
     EXPECT_EQ(r.out, "cutover: " + db + ": no state file there (nothing has been recorded yet)\n")
         << cmd;
@@ -53,16 +53,16 @@ TEST(OperatorCli, ReadOnlyCommandsCreateNoStateFile) {
 }
 
 TEST(OperatorCli, MistypedCommandSuggestsTheNearestExit2) {
-  Run push = Cutover("datasync psuh");
+  CliRun push = Cutover("datasync psuh");
   EXPECT_EQ(push.rc, 2);
   EXPECT_EQ(push.out, "cutover: unknown command 'psuh' (did you mean 'push'?)\n");
-  Run collect = Cutover("probe colect --json");
+  CliRun collect = Cutover("probe colect --json");
   EXPECT_EQ(collect.rc, 2);
   EXPECT_EQ(collect.out, "cutover: unknown command 'colect' (did you mean 'collect'?)\n");
-  Run tool = Cutover("--db /tmp/x.db canery status");
+  CliRun tool = Cutover("--db /tmp/x.db canery status");
   EXPECT_EQ(tool.rc, 2);
   EXPECT_EQ(tool.out, "cutover: unknown command 'canery' (did you mean 'canary'?)\n");
-  Run far = Cutover("canary zzzzzz");
+  CliRun far = Cutover("canary zzzzzz");
   EXPECT_EQ(far.rc, 2);
   EXPECT_EQ(far.out, "cutover: unknown command 'zzzzzz' (canary --help lists the commands)\n");
 }
@@ -70,7 +70,7 @@ TEST(OperatorCli, MistypedCommandSuggestsTheNearestExit2) {
 TEST(OperatorCli, EverySubcommandHelpListsTheGlobalOptions) {
   for (const char* cmd :
        {"canary status", "canary start", "datasync push", "probe check", "compat run", "assess"}) {
-    Run r = Cutover(std::string(cmd) + " --help");
+    CliRun r = Cutover(std::string(cmd) + " --help");
     EXPECT_EQ(r.rc, 0) << cmd;
     EXPECT_NE(r.out.find("Global options (accepted before or after the command):"),
               std::string::npos)
@@ -79,16 +79,16 @@ TEST(OperatorCli, EverySubcommandHelpListsTheGlobalOptions) {
     EXPECT_NE(r.out.find("--db FILE"), std::string::npos) << cmd;
   }
   // Required options are marked.
-  Run check = Cutover("probe check --help");
+  CliRun check = Cutover("probe check --help");
   EXPECT_NE(check.out.find("REQUIRED"), std::string::npos) << check.out;
 }
 
 TEST(OperatorCli, BadValueNamesTheFlagAndTheType) {
-  Run reps = Cutover("compat run --reps abc");
+  CliRun reps = Cutover("compat run --reps abc");
   EXPECT_EQ(reps.rc, 2);
   EXPECT_NE(reps.out.find("--reps: expected an integer in 1..1000, got 'abc'"), std::string::npos)
       << reps.out;
-  Run jobs = Cutover("datasync push --jobs 0 /tmp file:///tmp/x");
+  CliRun jobs = Cutover("datasync push --jobs 0 /tmp file:///tmp/x");
   EXPECT_EQ(jobs.rc, 2);
   EXPECT_NE(jobs.out.find("--jobs: must be in 1..256, got 0"), std::string::npos) << jobs.out;
 }
@@ -96,7 +96,7 @@ TEST(OperatorCli, BadValueNamesTheFlagAndTheType) {
 TEST(OperatorCli, DashReadsStdinAndStrictFailsOnWarnings) {
   testing::TempDir dir;
   const std::string fixtures = testing::SourceDir() + "/tests/fixtures/hosts/";
-  Run fp =
+  CliRun fp =
       Cutover("probe collect --root " + fixtures + "h100-cuda12.4 --out " + dir.Join("fp.json"));
   ASSERT_EQ(fp.rc, 0) << fp.out;
   // A driver one CUDA minor behind the image: holds, with a warning.
