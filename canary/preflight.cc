@@ -1,6 +1,9 @@
 #include "canary/preflight.h"
 
+#include <algorithm>
+#include <chrono>
 #include <map>
+#include <thread>
 
 #include "canary/measure.h"
 #include "canary/prometheus.h"
@@ -20,14 +23,20 @@ bool DoesNotAnswer(const Status& s) {
   }
 }
 
-// Runs `query` and judges its answer: one series passes.
+// Runs `query` and judges its answer: one series passes. A transient fault, or no series yet (a
+// counter's window may hold one scrape only), is asked again, three tries `retry_wait` apart:
+// the pre-flight judges the setup, not luck.
 PreflightCheck QueryCheck(const std::string& name, const Result<std::string>& query,
-                          Metrics& metrics, double now, const std::string& side) {
+                          Metrics& metrics, double now, const std::string& side,
+                          double retry_wait) {
   PreflightCheck c{name, PreflightOutcome::kPass, ""};
   if (!query.ok()) return {name, PreflightOutcome::kFail, query.status().message()};
-  // A transient fault is asked again (three tries): the pre-flight judges the setup, not luck.
   Result<PromResult> r = metrics.Query(*query, now);
-  for (int attempt = 1; attempt < 3 && !r.ok() && IsTransientMetricsError(r.status()); ++attempt) {
+  for (int attempt = 1; attempt < 3; ++attempt) {
+    const bool again = r.ok() ? r->series.empty() : IsTransientMetricsError(r.status());
+    if (!again) break;
+    std::this_thread::sleep_for(std::chrono::duration<double>(retry_wait));
+    now += retry_wait;
     r = metrics.Query(*query, now);
   }
   if (!r.ok()) {
@@ -106,7 +115,12 @@ PreflightReport RunPreflight(const RolloutSpec& spec, Traffic& traffic, Metrics&
   }
   report.checks.push_back(lb);
 
-  PreflightCheck up = QueryCheck("metrics", std::string("vector(1)"), metrics, now, "");
+  // Retries wait one scrape (at most 2 s); queries see a window of at least five scrapes, so a
+  // counter has samples to compare even right after Prometheus started.
+  const double step = Seconds(spec.metrics.step);
+  const double retry_wait = std::min(step, 2.0);
+  const Millis window = std::max(spec.analysis.interval, 5 * spec.metrics.step);
+  PreflightCheck up = QueryCheck("metrics", std::string("vector(1)"), metrics, now, "", retry_wait);
   if (up.outcome == PreflightOutcome::kPass)
     up.detail = "prometheus answers at " + spec.metrics.url;
   report.checks.push_back(up);
@@ -117,16 +131,17 @@ PreflightReport RunPreflight(const RolloutSpec& spec, Traffic& traffic, Metrics&
       report.checks.push_back({name, PreflightOutcome::kSkipped, "prometheus does not answer"});
       return;
     }
-    report.checks.push_back(QueryCheck(name, query, metrics, now, side));
+    report.checks.push_back(QueryCheck(name, query, metrics, now, side, retry_wait));
   };
   const std::string for_baseline = " for the baseline";
   if (!spec.analysis.requests.empty()) {
-    add("requests", RenderCheckQuery(spec, spec.analysis.requests, spec.traffic.baseline),
+    add("requests",
+        RenderCheckQuery(spec, spec.analysis.requests, spec.traffic.baseline, window),
         for_baseline);
   }
   for (const CheckSpec& check : spec.analysis.checks) {
-    add("check " + check.name, RenderCheckQuery(spec, check.query, spec.traffic.baseline),
-        for_baseline);
+    add("check " + check.name,
+        RenderCheckQuery(spec, check.query, spec.traffic.baseline, window), for_baseline);
   }
   if (spec.capacity) {
     int first = 0;
@@ -138,7 +153,7 @@ PreflightReport RunPreflight(const RolloutSpec& spec, Traffic& traffic, Metrics&
     }
     std::map<std::string, std::string> values = {{"canary", ServersRegex(spec.traffic.canary)},
                                                  {"baseline", ServersRegex(spec.traffic.baseline)},
-                                                 {"interval", PromDuration(spec.analysis.interval)},
+                                                 {"interval", PromDuration(window)},
                                                  {"weight", std::to_string(first)}};
     add("capacity", RenderTemplate(spec.capacity->query, values), "");
     // No capacity series is the gate's business (it holds until there is one), not a wrong spec.

@@ -7,6 +7,8 @@
 //                  command: get_weight answers) and is ready (nginx: test_command passes)
 //   requests       analysis.requests, for the baseline: parses and returns one series
 //   check NAME     each check's query, for the baseline: parses and returns one series
+// ({{interval}} is at least five scrape steps here, and a query without a series yet is asked
+// again twice, one scrape apart, so a counter just scraped for the first time does not fail it)
 //   capacity       the capacity query at the first step's weight parses (no series passes: the
 //                  capacity gate holds until there is one)
 // A check that does not answer (Prometheus or the load balancer unreachable, a timeout) is
