@@ -725,6 +725,7 @@ TEST_F(CanaryItest, TwoControllersAtOnceExactlyOneDrives) {
       a.Spawn({bin, "canary", "start", spec, "--db", db, "--events"}, dir_.Join("a.log")).ok());
   ASSERT_TRUE(
       b.Spawn({bin, "canary", "start", spec, "--db", db, "--events"}, dir_.Join("b.log")).ok());
+  const pid_t pid_a = a.pid(), pid_b = b.pid();  // pid() is -1 once a child is reaped
   for (int i = 0; i < 900 && (a.Running() || b.Running()); ++i) std::this_thread::sleep_for(50ms);
   load.Stop();
   const std::string la = ReadFile(dir_.Join("a.log")).value_or("");
@@ -734,7 +735,7 @@ TEST_F(CanaryItest, TwoControllersAtOnceExactlyOneDrives) {
   const std::string& refused_log = a_drove ? lb : la;
   EXPECT_EQ((a_drove ? b : a).exit_description(), "exit 2") << refused_log;
   EXPECT_NE(refused_log.find("rollout itest is driven by another controller: pid " +
-                             std::to_string((a_drove ? a : b).pid())),
+                             std::to_string(a_drove ? pid_a : pid_b)),
             std::string::npos)
       << refused_log;
   auto r = watcher_->LatestRollout("itest").value();
