@@ -1,5 +1,7 @@
 #include "canary/command.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <csignal>
@@ -7,13 +9,16 @@
 #include <memory>
 
 #include "canary/controller.h"
+#include "canary/lease.h"
 #include "canary/measure.h"
 #include "canary/mirror_proxy.h"
+#include "canary/preflight.h"
 #include "canary/prometheus_client.h"
 #include "canary/spec.h"
 #include "canary/state.h"
 #include "core/file_util.h"
 #include "core/http_client.h"
+#include "core/read_input.h"
 #include "core/time_util.h"
 #include "core/units.h"
 
@@ -27,6 +32,10 @@ using nlohmann::json;
 std::atomic<bool> g_stop{false};
 
 extern "C" void OnStopSignal(int) { g_stop.store(true); }
+
+// The state file of the commands that only read it or act on a rollout already in it (status,
+// history, pause, abort, ...): never created by them.
+constexpr OpenOptions kExisting{.must_exist = true};
 
 json OptJson(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
@@ -51,8 +60,8 @@ json RolloutJson(const canary::RolloutRow& r) {
           {"analysis", json::parse(r.analysis_json, nullptr, false)}};
 }
 
-Result<int> RunStart(const GlobalOptions& g, const std::string& spec_path) {
-  CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(spec_path));
+Result<int> RunStart(const GlobalOptions& g, const std::string& spec_path, bool events) {
+  CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadInput(spec_path));
   CUTOVER_ASSIGN_OR_RETURN(canary::RolloutSpec spec, canary::ParseSpec(text, spec_path));
   std::unique_ptr<canary::Traffic> traffic = canary::MakeTraffic(spec.traffic);
   CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g)));
@@ -63,6 +72,14 @@ Result<int> RunStart(const GlobalOptions& g, const std::string& spec_path) {
   std::signal(SIGINT, OnStopSignal);
   canary::ControllerOptions opts;
   opts.stop = &g_stop;
+  if (events || ::isatty(STDOUT_FILENO) == 1) {
+    // One line per event as it happens; on stderr when stdout carries the --json document.
+    FILE* to = g.json ? stderr : stdout;
+    opts.on_event = [to](const canary::EventRow& e) {
+      std::fprintf(to, "%s %s: %s\n", Rfc3339Utc(e.at).c_str(), e.kind.c_str(), e.message.c_str());
+      std::fflush(to);
+    };
+  }
   canary::Controller controller(spec, spec_path, text, &store, traffic.get(), &metrics, &clock,
                                 opts);
   CUTOVER_ASSIGN_OR_RETURN(canary::RolloutOutcome out, controller.Run());
@@ -80,12 +97,41 @@ Result<int> RunStart(const GlobalOptions& g, const std::string& spec_path) {
   return out.exit_code;
 }
 
+// `canary lint SPEC`: the spec alone, offline (exit 0, or 2 with every error); with `live`, the
+// pre-flight `start` runs, without moving traffic (exit 0, 1 when a check fails, 3 when
+// something does not answer).
+Result<int> RunLint(const GlobalOptions& g, const std::string& spec_path, bool live) {
+  CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadInput(spec_path));
+  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutSpec spec, canary::ParseSpec(text, spec_path));
+  if (!live) {
+    json doc = {{"schema", "cutover.canary-lint/1"},
+                {"spec", spec_path},
+                {"rollout", spec.name},
+                {"ok", true},
+                {"steps", spec.steps.size()},
+                {"checks", spec.analysis.checks.size()}};
+    CUTOVER_RETURN_IF_ERROR(EmitResult(
+        g, doc,
+        spec_path + ": ok (rollout " + spec.name + ", " + std::to_string(spec.steps.size()) +
+            " steps, " + std::to_string(spec.analysis.checks.size()) +
+            " checks; run with --live to check Prometheus and the load balancer)\n"));
+    return 0;
+  }
+  std::unique_ptr<canary::Traffic> traffic = canary::MakeTraffic(spec.traffic);
+  canary::PrometheusClient metrics(spec.metrics.url, spec.metrics.timeout);
+  canary::PreflightReport report =
+      canary::RunPreflight(spec, *traffic, metrics, canary::RealClock().Now());
+  CUTOVER_RETURN_IF_ERROR(
+      EmitResult(g, canary::PreflightJson(spec, report), canary::PreflightTable(spec, report)));
+  return report.ExitCode();
+}
+
 // `canary analyze`: the spec's checks over a past range, window by window, no traffic moved.
 // Exit 0 only when the policy would have advanced; 1 when it would have rolled back, paused
 // or held for want of evidence.
 Result<int> RunAnalyze(const GlobalOptions& g, const std::string& spec_path,
                        const std::string& from_text, const std::string& to_text) {
-  CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(spec_path));
+  CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadInput(spec_path));
   CUTOVER_ASSIGN_OR_RETURN(canary::RolloutSpec spec, canary::ParseSpec(text, spec_path));
   const double now = canary::RealClock().Now();
   CUTOVER_ASSIGN_OR_RETURN(double from, canary::ParseTimeArg(from_text, now));
@@ -126,8 +172,18 @@ Result<int> RunAnalyze(const GlobalOptions& g, const std::string& spec_path,
   return a.outcome == canary::Decision::kAdvance ? 0 : 1;
 }
 
+// Whether a controller drives rollout `r`, from its lease; `why` says why not.
+canary::LeaseVerdict ControllerOf(RolloutStore& store, const canary::RolloutRow& r,
+                                  std::optional<canary::LeaseRow>* lease_out) {
+  Result<std::optional<canary::LeaseRow>> lease = store.GetLease(r.name);
+  if (!lease.ok()) return {false, "the lease cannot be read: " + lease.status().message()};
+  if (lease_out != nullptr) *lease_out = *lease;
+  if (!lease->has_value()) return {false, "no controller has held it"};
+  return canary::JudgeLease(**lease, canary::LeaseNow());
+}
+
 Result<int> RunStatus(const GlobalOptions& g, const std::string& name) {
-  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g)));
+  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g), kExisting));
   CUTOVER_ASSIGN_OR_RETURN(canary::RolloutRow r, FindRollout(store, name));
   CUTOVER_ASSIGN_OR_RETURN(std::optional<canary::StepRow> step, store.GetStep(r.id, r.step_index));
   json doc = {{"schema", "cutover.rollout-status/1"}, {"rollout", RolloutJson(r)}};
@@ -143,25 +199,118 @@ Result<int> RunStatus(const GlobalOptions& g, const std::string& name) {
              (step->applied_at ? "" : " (intended, not applied yet)");
   }
   if (!r.reason.empty()) table += " -- " + r.reason;
-  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table + "\n"));
+  table += "\n";
+  std::optional<canary::LeaseRow> lease;
+  canary::LeaseVerdict v = ControllerOf(store, r, &lease);
+  json controller = {{"live", v.binds}};
+  if (lease && lease->holder.pid != 0) {
+    controller["pid"] = lease->holder.pid;
+    controller["host"] = lease->holder.host;
+  }
+  if (lease) controller["last_beat"] = Rfc3339Utc(lease->beat_at);
+  if (!v.binds) controller["why_not"] = v.why;
+  doc["controller"] = std::move(controller);
+  if (v.binds) {
+    table += "controller: " + canary::DescribeLeaseHolder(*lease, canary::LeaseNow()) + "\n";
+  } else {
+    table += "controller: none (" + v.why + ")" +
+             (canary::IsActiveStatus(r.status)
+                  ? std::string("; nothing acts on this rollout until `canary start` runs again "
+                                "(`canary abort` rolls it back itself)")
+                  : std::string()) +
+             "\n";
+  }
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
   return 0;
 }
 
+// The spec of a stored rollout: its file when it still reads and names the rollout, otherwise
+// the text stored with the rollout (secret-looking values in it redacted).
+Result<canary::RolloutSpec> StoredSpec(const canary::RolloutRow& r, std::string* text) {
+  Result<std::string> file = ReadFile(r.spec_path);
+  if (file.ok()) {
+    Result<canary::RolloutSpec> spec = canary::ParseSpec(*file, r.spec_path);
+    if (spec.ok() && spec->name == r.name) {
+      *text = *file;
+      return spec;
+    }
+  }
+  *text = r.spec_text;
+  return canary::ParseSpec(r.spec_text,
+                           r.spec_path + " (as stored with rollout " + std::to_string(r.id) + ")");
+}
+
+// `canary abort` with no live controller: the rollback done here, as a controller would.
+Result<int> AbortItself(const GlobalOptions& g, RolloutStore& store, const canary::RolloutRow& r,
+                        const std::string& why) {
+  std::string text;
+  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutSpec spec, StoredSpec(r, &text));
+  std::unique_ptr<canary::Traffic> traffic = canary::MakeTraffic(spec.traffic);
+  canary::PrometheusClient metrics(spec.metrics.url, spec.metrics.timeout);
+  canary::RealClock clock;
+  g_stop.store(false);
+  std::signal(SIGTERM, OnStopSignal);
+  std::signal(SIGINT, OnStopSignal);
+  canary::ControllerOptions opts;
+  opts.stop = &g_stop;
+  if (!g.quiet) {
+    std::fprintf(stderr, "canary %s: no controller is running (%s); rolling back here\n",
+                 r.name.c_str(), why.c_str());
+  }
+  canary::Controller controller(spec, r.spec_path, text, &store, traffic.get(), &metrics, &clock,
+                                opts);
+  CUTOVER_ASSIGN_OR_RETURN(
+      canary::RolloutOutcome out,
+      controller.AbortNow("aborted by command; no controller was running (" + why + ")"));
+  if (out.status == "rolled-back-unconfirmed") {
+    std::fprintf(stderr, "cutover: canary %s: ROLLBACK UNCONFIRMED: %s\n", spec.name.c_str(),
+                 out.reason.c_str());
+  }
+  json doc = {
+      {"schema", "cutover.rollout-command/1"}, {"rollout", r.id},      {"command", "abort"},
+      {"done", "rolled back by this command"}, {"status", out.status}, {"reason", out.reason}};
+  CUTOVER_RETURN_IF_ERROR(EmitResult(
+      g, doc,
+      "rolled back rollout " + r.name + " here (no controller was running): " + out.status + "\n"));
+  return out.status == "rolled-back" ? 0 : 1;
+}
+
 Result<int> RunCommand(const GlobalOptions& g, const std::string& name, const std::string& cmd) {
-  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g)));
+  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g), kExisting));
   CUTOVER_ASSIGN_OR_RETURN(canary::RolloutRow r, FindRollout(store, name));
   if (!canary::IsActiveStatus(r.status)) {
     return Status::FailedPrecondition("rollout " + r.name + " is " + r.status + ", not active");
+  }
+  std::optional<canary::LeaseRow> lease;
+  canary::LeaseVerdict v = ControllerOf(store, r, &lease);
+  if (!v.binds) {
+    if (cmd == "abort") {
+      Result<int> done = AbortItself(g, store, r, v.why);
+      // A controller that started meanwhile holds the lease: it takes the abort from the queue.
+      if (done.ok() ||
+          done.status().message().find("driven by another controller") == std::string::npos) {
+        return done;
+      }
+      lease = store.GetLease(r.name).value_or(std::nullopt);
+    } else {
+      return Status::FailedPrecondition("no controller drives rollout " + r.name + " (" + v.why +
+                                        "): nothing would act on " + cmd +
+                                        " until `cutover canary start` runs again");
+    }
   }
   canary::RealClock clock;
   CUTOVER_ASSIGN_OR_RETURN(int64_t id, store.AddCommand(r.id, cmd, clock.Now()));
   json doc = {{"schema", "cutover.rollout-command/1"},
               {"rollout", r.id},
               {"command", cmd},
-              {"command_id", id}};
+              {"command_id", id},
+              {"done", "queued for the controller"}};
+  const std::string holder =
+      lease ? canary::DescribeLeaseHolder(*lease, canary::LeaseNow()) : std::string("?");
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc,
                                      "queued " + cmd + " for rollout " + r.name +
-                                         " (the controller acts on " + "it at its next poll)\n"));
+                                         " (its controller, " + holder +
+                                         ", acts on it at its next poll)\n"));
   return 0;
 }
 
@@ -274,7 +423,7 @@ void AddMirrorCommand(CLI::App& cmd, CommandContext& ctx) {
 
 Result<nlohmann::json> RolloutHistory(const std::string& db_path, const std::string& name,
                                       std::string* table_out) {
-  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(db_path));
+  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(db_path, kExisting));
   CUTOVER_ASSIGN_OR_RETURN(canary::RolloutRow r, FindRollout(store, name));
   CUTOVER_ASSIGN_OR_RETURN(std::vector<canary::StepRow> steps, store.Steps(r.id));
   CUTOVER_ASSIGN_OR_RETURN(std::vector<canary::MeasurementRow> ms, store.Measurements(r.id));
@@ -294,7 +443,27 @@ Result<nlohmann::json> RolloutHistory(const std::string& db_path, const std::str
                   {"finished_at", OptJson(s.finished_at)},
                   {"outcome", s.outcome}});
     table += "  step " + std::to_string(s.step_index) + " " + s.kind + " canary " +
-             std::to_string(s.canary_percent) + "% " + (s.outcome.empty() ? "-" : s.outcome) + "\n";
+             std::to_string(s.canary_percent) + "% " + (s.outcome.empty() ? "-" : s.outcome) +
+             ", intended " + Rfc3339Utc(s.intended_at) +
+             (s.applied_at ? ", applied " + Rfc3339Utc(*s.applied_at) + " read back " +
+                                 canary::WeightsToJson(s.readback)
+                           : std::string(", not applied")) +
+             "\n";
+    // Each interval of the step: its verdict and decision, then each check's value against
+    // its bound (the reason the analysis wrote).
+    std::string checks;
+    for (const canary::MeasurementRow& m : ms) {
+      if (m.step_index != s.step_index || m.verdict == "info") continue;
+      if (m.check == "interval") {
+        table += "    interval " + std::to_string(m.interval_index) + " " +
+                 Rfc3339Utc(m.window_start) + " .. " + Rfc3339Utc(m.window_end) + ": " + m.verdict +
+                 ", " + m.reason + "\n" + checks;
+        checks.clear();
+      } else {
+        checks += "      " + m.check + ": " + m.verdict +
+                  (m.reason.empty() ? "" : " (" + m.reason + ")") + "\n";
+      }
+    }
   }
   doc["steps"] = std::move(js);
   json jm = json::array();
@@ -310,15 +479,13 @@ Result<nlohmann::json> RolloutHistory(const std::string& db_path, const std::str
                   {"verdict", m.verdict},
                   {"reason", m.reason},
                   {"at", m.at}});
-    if (m.check == "interval") {
-      table += "    interval " + std::to_string(m.interval_index) + " (step " +
-               std::to_string(m.step_index) + "): " + m.verdict + ", " + m.reason + "\n";
-    }
   }
   doc["measurements"] = std::move(jm);
   json je = json::array();
+  if (!events.empty()) table += "  events:\n";
   for (const canary::EventRow& e : events) {
     je.push_back({{"at", e.at}, {"kind", e.kind}, {"message", e.message}});
+    table += "    " + Rfc3339Utc(e.at) + " " + e.kind + ": " + e.message + "\n";
   }
   doc["events"] = std::move(je);
   if (table_out != nullptr) *table_out = std::move(table);
@@ -346,7 +513,24 @@ void AddCanaryCommand(CLI::App& root, CommandContext& ctx) {
   CLI::App* start = cmd->add_subcommand(
       "start", "Run a rollout in the foreground until it ends (resumes an active one)");
   start->add_option("SPEC", *spec, "Rollout spec (YAML, apiVersion cutover/v1)")->required();
-  SetCommand(start, ctx, [&ctx, spec]() { return RunStart(ctx.global, *spec); });
+  auto events = std::make_shared<bool>(false);
+  start->add_flag("--events", *events,
+                  "Print one line per event as it happens (step applied, each interval's checks "
+                  "and decision, gates); the default when stdout is a terminal");
+  SetCommand(start, ctx, [&ctx, spec, events]() { return RunStart(ctx.global, *spec, *events); });
+
+  auto lint_spec = std::make_shared<std::string>();
+  auto live = std::make_shared<bool>(false);
+  CLI::App* lint = cmd->add_subcommand(
+      "lint",
+      "Check a rollout spec offline (exit 0, or 2 naming each error); with --live also run the "
+      "pre-flight of `start` without moving traffic (exit 0, 1 when a check fails, 3 when "
+      "Prometheus or the load balancer does not answer)");
+  lint->add_option("SPEC", *lint_spec, "Rollout spec (YAML, apiVersion cutover/v1)")->required();
+  lint->add_flag("--live", *live,
+                 "Also check that Prometheus, the load balancer and every query answer");
+  SetCommand(lint, ctx,
+             [&ctx, lint_spec, live]() { return RunLint(ctx.global, *lint_spec, *live); });
 
   auto add_named = [&](const std::string& name, const std::string& help,
                        std::function<Result<int>(const std::string&)> fn) {
@@ -356,19 +540,23 @@ void AddCanaryCommand(CLI::App& root, CommandContext& ctx) {
     SetCommand(sub, ctx, [rollout, fn]() { return fn(*rollout); });
     return sub;
   };
-  add_named("status", "Show a rollout's state",
+  add_named("status", "Show a rollout's state and whether a controller drives it",
             [&ctx](const std::string& n) { return RunStatus(ctx.global, n); });
-  add_named("pause", "Pause a rollout (it holds its weights)",
+  add_named("pause",
+            "Pause a rollout (its controller holds the weights); refused when no controller runs",
             [&ctx](const std::string& n) { return RunCommand(ctx.global, n, "pause"); });
-  add_named("resume", "Resume a paused rollout",
+  add_named("resume", "Resume a paused rollout; refused when no controller runs",
             [&ctx](const std::string& n) { return RunCommand(ctx.global, n, "resume"); });
   auto full = std::make_shared<bool>(false);
   CLI::App* promote =
-      add_named("promote", "Advance past the current step", [&ctx, full](const std::string& n) {
-        return RunCommand(ctx.global, n, *full ? "promote-full" : "promote");
-      });
+      add_named("promote", "Advance past the current step; refused when no controller runs",
+                [&ctx, full](const std::string& n) {
+                  return RunCommand(ctx.global, n, *full ? "promote-full" : "promote");
+                });
   promote->add_flag("--full", *full, "Skip every remaining step and go to the last");
-  add_named("abort", "Roll a rollout back",
+  add_named("abort",
+            "Roll a rollout back: through its controller, or here (weights to 0, read back, "
+            "confirmed) when none runs",
             [&ctx](const std::string& n) { return RunCommand(ctx.global, n, "abort"); });
   add_named("history", "Show a rollout's steps, measurements and events",
             [&ctx](const std::string& n) { return RunHistory(ctx.global, n); });

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "canary/measure.h"
+#include "canary/preflight.h"
 #include "canary/prometheus.h"
 #include "core/failpoint.h"
 #include "core/log.h"
@@ -83,10 +84,13 @@ Controller::Controller(RolloutSpec spec, std::string spec_path, std::string spec
 
 void Controller::Event(const std::string& kind, const std::string& message) {
   CUTOVER_LOG(kInfo) << "canary " << spec_.name << ": " << kind << ": " << message;
-  Status s = store_->AddEvent(id_, kind, message, clock_->Now());
+  const double at = clock_->Now();
+  Status s = store_->AddEvent(id_, kind, message, at);
   if (!s.ok()) {
     CUTOVER_LOG(kWarn) << "canary: recording event: " << s.ToString();
+    return;  // told only when recorded: a controller that lost its lease tells nothing
   }
+  if (options_.on_event) options_.on_event(EventRow{at, kind, message});
 }
 
 Status Controller::SetStatus(const std::string& status, const std::string& reason) {
@@ -209,7 +213,7 @@ Status Controller::ApplyStep(const StepRow& row) {
   intended_ = row.weights;
   Result<Weights> now = traffic_->ReadWeights(ServerNames(row.weights));
   if (!now.ok() || *now != row.weights) {
-    CUTOVER_RETURN_IF_ERROR(traffic_->SetWeights(row.weights));
+    CUTOVER_RETURN_IF_ERROR(SetWeightsFenced(row.weights));
   }
   CUTOVER_FAILPOINT("canary.after_apply");
   CUTOVER_ASSIGN_OR_RETURN(Weights back, traffic_->ReadWeights(ServerNames(row.weights)));
@@ -230,7 +234,7 @@ Status Controller::Reconcile(const StepRow& row, const std::string& why) {
   CUTOVER_ASSIGN_OR_RETURN(Weights now, traffic_->ReadWeights(ServerNames(row.weights)));
   if (now == row.weights) return Status::Ok();
   Result<std::string> gen = traffic_->Generation();
-  CUTOVER_RETURN_IF_ERROR(traffic_->SetWeights(row.weights));
+  CUTOVER_RETURN_IF_ERROR(SetWeightsFenced(row.weights));
   CUTOVER_ASSIGN_OR_RETURN(Weights back, traffic_->ReadWeights(ServerNames(row.weights)));
   Event("reassert", why + ": load balancer had " + WeightsToJson(now) + " (" +
                         (gen.ok() ? *gen : std::string("generation unknown")) + "), re-asserted " +
@@ -242,7 +246,12 @@ Status Controller::Reconcile(const StepRow& row, const std::string& why) {
   return Status::Ok();
 }
 
+Status Controller::SetWeightsFenced(const Weights& weights) {
+  return store_->Fenced([&] { return traffic_->SetWeights(weights); });
+}
+
 Result<Controller::Action> Controller::Tick() {
+  if (keeper_ != nullptr && keeper_->lost()) return Status::Aborted(keeper_->lost_reason());
   if (options_.stop != nullptr && options_.stop->load()) return Action::kStop;
   CUTOVER_ASSIGN_OR_RETURN(std::vector<CommandRow> cmds, store_->PendingCommands(id_));
   Action action = Action::kNone;
@@ -293,6 +302,7 @@ Result<Controller::Action> Controller::Tick() {
         CUTOVER_ASSIGN_OR_RETURN(std::optional<StepRow> row, store_->GetStep(id_, step_));
         if (row) {
           Status s = Reconcile(*row, "weights changed under the controller (reload?)");
+          if (s.code() == Code::kAborted) return s;  // the lease is lost
           if (!s.ok()) Event("traffic-error", s.message());
           reasserted_ = true;
         }
@@ -324,28 +334,28 @@ Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
   const bool analysed = row.canary_percent > 0 && row.canary_percent < 100;
   const double interval = Seconds(spec_.analysis.interval);
   const double settle = Seconds(spec_.metrics.step);
-  WeightPlan plan = PlanWeights(row.canary_percent, spec_.traffic.baseline, spec_.traffic.canary)
-                        .value_or(WeightPlan{});
 
   double start = clock_->Now();
-  auto counters_at_start = traffic_->ReadCounters();
+  Counters counters_at_start = traffic_->ReadCounters();
   reasserted_ = false;
   int restarts = 0;
   while (true) {
     double end = start + interval;
     // Wait for the interval's end plus one scrape (or the hold, for an unanalysed step).
-    while (true) {
+    bool resumed = false;
+    while (!resumed) {
       CUTOVER_ASSIGN_OR_RETURN(Action a, Tick());
       if (a == Action::kStop) return StepEnd{StepEnd::kStop, ""};
       if (a == Action::kAbort) return StepEnd{StepEnd::kRollback, "aborted by command"};
       if (a == Action::kPromote) return StepEnd{StepEnd::kAdvance, "promoted by command"};
       if (a == Action::kPromoteFull) return StepEnd{StepEnd::kPromoteFull, "promote --full"};
-      if (a == Action::kResumed || paused_) {
-        if (paused_) {
-          clock_->Sleep(options_.tick_seconds);
-          continue;
-        }
-        return RunWeightStep(row);  // a fresh interval after resume
+      if (paused_) {
+        clock_->Sleep(options_.tick_seconds);
+        continue;
+      }
+      if (a == Action::kResumed) {
+        resumed = true;  // a fresh interval after resume
+        break;
       }
       double now = clock_->Now();
       if (reasserted_ && analysed) {
@@ -369,89 +379,18 @@ Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
       double wait = analysed ? end + settle - now : hold_end - now;
       clock_->Sleep(std::min(options_.tick_seconds, std::max(0.001, wait)));
     }
+    if (resumed) {
+      start = clock_->Now();
+      counters_at_start = traffic_->ReadCounters();
+      reasserted_ = false;
+      restarts = 0;
+      continue;
+    }
 
-    // Measure.
-    ++interval_index_;
-    const double now = clock_->Now();
-    std::vector<CheckResult> results;
-    std::vector<MeasurementRow> rows;
-    auto base_row = [&](const std::string& check, const std::string& query) {
-      MeasurementRow m;
-      m.rollout_id = id_;
-      m.step_index = row.step_index;
-      m.interval_index = interval_index_;
-      m.check = check;
-      m.query = query;
-      m.window_start = start;
-      m.window_end = end;
-      m.at = now;
-      return m;
-    };
-    CUTOVER_ASSIGN_OR_RETURN(IntervalMeasurement measured,
-                             MeasureInterval(spec_, *metrics_, start, end));
-    if (!measured.spec_error.empty()) return StepEnd{StepEnd::kRollback, measured.spec_error};
-    for (MeasurementRow& m : measured.rows) {
-      m.rollout_id = id_;
-      m.step_index = row.step_index;
-      m.interval_index = interval_index_;
-      m.at = now;
-      rows.push_back(std::move(m));
-    }
-    results = std::move(measured.results);
-    // The realised canary share, from the load balancer's own counters.
-    auto counters_at_end = traffic_->ReadCounters();
-    {
-      MeasurementRow m = base_row("realised-share", "show stat");
-      m.baseline_value = plan.share;
-      if (counters_at_start.ok() && counters_at_end.ok()) {
-        int64_t total = 0;
-        std::optional<double> share =
-            RealisedShare(*counters_at_start, *counters_at_end, spec_.traffic.canary, &total);
-        m.canary_value = share;
-        const int64_t needed = std::max<int64_t>(20, 2 * spec_.analysis.min_requests);
-        if (!share || total < needed) {
-          m.verdict = "inconclusive";
-          m.reason = std::to_string(total) + " responses, " + std::to_string(needed) + " needed";
-        } else {
-          double tolerance = std::max(10.0, plan.share * 0.5);
-          bool ok = std::fabs(*share - plan.share) <= tolerance;
-          CheckResult r;
-          r.verdict = ok ? Verdict::kPass : Verdict::kFail;
-          r.reason = "canary served " + FormatNumber(*share) + "% of " + std::to_string(total) +
-                     " responses, intended " + FormatNumber(plan.share) + "% (tolerance " +
-                     FormatNumber(tolerance) + " points)";
-          m.verdict = std::string(VerdictName(r.verdict));
-          m.reason = r.reason;
-          results.push_back(std::move(r));
-        }
-      } else {
-        m.verdict = "inconclusive";
-        m.reason = !counters_at_end.ok() ? counters_at_end.status().message()
-                                         : counters_at_start.status().message();
-      }
-      rows.push_back(std::move(m));
-    }
-    Verdict verdict = CombineChecks(results);
-    analysis_ = RecordInterval(analysis_, verdict);
-    StepDecision d = Decide(analysis_, spec_.analysis.policy, clock_->Now() >= hold_end);
-    const bool has_next = row.step_index + 1 < static_cast<int>(spec_.steps.size());
-    if (d.decision == Decision::kAdvance && has_next) {
-      CUTOVER_ASSIGN_OR_RETURN(Gate g, CheckGates(row.step_index + 1));
-      CUTOVER_RETURN_IF_ERROR(NoteGate(g));
-      if (g.rollback) {
-        d = StepDecision{Decision::kRollback, g.reason};
-      } else if (!g.pass) {
-        d = StepDecision{Decision::kHold, "held at the gate: " + g.reason};
-      }
-    }
-    MeasurementRow summary = base_row("interval", "");
-    summary.verdict = std::string(VerdictName(verdict));
-    summary.reason = std::string(DecisionName(d.decision)) + ": " + d.reason;
-    summary.canary_value = clock_->Now() - end;  // decision latency after the interval's end
-    rows.push_back(std::move(summary));
-    CUTOVER_RETURN_IF_ERROR(store_->RecordInterval(
-        id_, rows, AnalysisStateToJson(analysis_, row.step_index), clock_->Now()));
-    CUTOVER_FAILPOINT("canary.after_interval");
+    Counters counters_at_end = traffic_->ReadCounters();
+    CUTOVER_ASSIGN_OR_RETURN(
+        StepDecision d,
+        MeasureStepInterval(row, start, end, hold_end, counters_at_start, counters_at_end));
     switch (d.decision) {
       case Decision::kAdvance:
         return StepEnd{StepEnd::kAdvance, d.reason, true};
@@ -468,6 +407,105 @@ Result<Controller::StepEnd> Controller::RunWeightStep(const StepRow& row) {
     start = end;
     counters_at_start = std::move(counters_at_end);
   }
+}
+
+MeasurementRow Controller::RealisedShareRow(const StepRow& row, const Counters& at_start,
+                                            const Counters& at_end,
+                                            std::vector<CheckResult>* results) const {
+  const WeightPlan plan =
+      PlanWeights(row.canary_percent, spec_.traffic.baseline, spec_.traffic.canary)
+          .value_or(WeightPlan{});
+  MeasurementRow m;
+  m.check = "realised-share";
+  m.query = "show stat";
+  m.baseline_value = plan.share;
+  if (!at_start.ok() || !at_end.ok()) {
+    m.verdict = "inconclusive";
+    m.reason = !at_end.ok() ? at_end.status().message() : at_start.status().message();
+    return m;
+  }
+  int64_t total = 0;
+  std::optional<double> share = RealisedShare(*at_start, *at_end, spec_.traffic.canary, &total);
+  m.canary_value = share;
+  const int64_t needed = std::max<int64_t>(20, 2 * spec_.analysis.min_requests);
+  if (!share || total < needed) {
+    m.verdict = "inconclusive";
+    m.reason = std::to_string(total) + " responses, " + std::to_string(needed) + " needed";
+    return m;
+  }
+  double tolerance = std::max(10.0, plan.share * 0.5);
+  bool ok = std::fabs(*share - plan.share) <= tolerance;
+  CheckResult r;
+  r.verdict = ok ? Verdict::kPass : Verdict::kFail;
+  r.reason = "canary served " + FormatNumber(*share) + "% of " + std::to_string(total) +
+             " responses, intended " + FormatNumber(plan.share) + "% (tolerance " +
+             FormatNumber(tolerance) + " points)";
+  m.verdict = std::string(VerdictName(r.verdict));
+  m.reason = r.reason;
+  results->push_back(std::move(r));
+  return m;
+}
+
+Result<StepDecision> Controller::MeasureStepInterval(const StepRow& row, double start, double end,
+                                                     double hold_end, const Counters& at_start,
+                                                     const Counters& at_end) {
+  ++interval_index_;
+  const double now = clock_->Now();
+  CUTOVER_ASSIGN_OR_RETURN(IntervalMeasurement measured,
+                           MeasureInterval(spec_, *metrics_, start, end));
+  if (!measured.spec_error.empty()) return StepDecision{Decision::kRollback, measured.spec_error};
+  std::vector<MeasurementRow> rows = std::move(measured.rows);
+  std::vector<CheckResult> results = std::move(measured.results);
+  // The realised canary share, from the load balancer's own counters.
+  MeasurementRow share = RealisedShareRow(row, at_start, at_end, &results);
+  share.window_start = start;
+  share.window_end = end;
+  rows.push_back(std::move(share));
+  Verdict verdict = CombineChecks(results);
+  analysis_ = RecordInterval(analysis_, verdict);
+  StepDecision d = Decide(analysis_, spec_.analysis.policy, clock_->Now() >= hold_end);
+  const bool has_next = row.step_index + 1 < static_cast<int>(spec_.steps.size());
+  if (d.decision == Decision::kAdvance && has_next) {
+    CUTOVER_ASSIGN_OR_RETURN(Gate g, CheckGates(row.step_index + 1));
+    CUTOVER_RETURN_IF_ERROR(NoteGate(g));
+    if (g.rollback) {
+      d = StepDecision{Decision::kRollback, g.reason};
+    } else if (!g.pass) {
+      d = StepDecision{Decision::kHold, "held at the gate: " + g.reason};
+    }
+  }
+  MeasurementRow summary;
+  summary.check = "interval";
+  summary.window_start = start;
+  summary.window_end = end;
+  summary.verdict = std::string(VerdictName(verdict));
+  summary.reason = std::string(DecisionName(d.decision)) + ": " + d.reason;
+  summary.canary_value = clock_->Now() - end;  // decision latency after the interval's end
+  rows.push_back(std::move(summary));
+  for (MeasurementRow& m : rows) {
+    m.rollout_id = id_;
+    m.step_index = row.step_index;
+    m.interval_index = interval_index_;
+    m.at = now;
+  }
+  CUTOVER_RETURN_IF_ERROR(store_->RecordInterval(
+      id_, rows, AnalysisStateToJson(analysis_, row.step_index), clock_->Now()));
+  ShowInterval(row, rows);
+  CUTOVER_FAILPOINT("canary.after_interval");
+  return d;
+}
+
+void Controller::ShowInterval(const StepRow& row, const std::vector<MeasurementRow>& rows) {
+  if (!options_.on_event) return;
+  std::string line = "interval " + std::to_string(interval_index_) + " (step " +
+                     std::to_string(row.step_index) + ", canary " +
+                     std::to_string(row.canary_percent) + "%):";
+  for (const MeasurementRow& m : rows) {
+    if (m.verdict == "info" || m.check == "interval") continue;
+    line += " " + m.check + " " + m.verdict + (m.reason.empty() ? "" : " (" + m.reason + ")") + ";";
+  }
+  line += " verdict " + rows.back().verdict + ", " + rows.back().reason;
+  options_.on_event(EventRow{clock_->Now(), "interval", line});
 }
 
 Status Controller::WaitWhileConfirming(double until) {
@@ -523,8 +561,9 @@ Result<RolloutOutcome> Controller::Rollback(const std::string& reason) {
                            PlanWeights(0, spec_.traffic.baseline, spec_.traffic.canary));
   intended_ = zero.weights;
   std::string problem;
-  Status set = traffic_->SetWeights(zero.weights);
-  if (!set.ok()) set = traffic_->SetWeights(zero.weights);  // once more
+  Status set = SetWeightsFenced(zero.weights);
+  if (set.code() == Code::kAborted) return set;         // the lease is lost: hands off
+  if (!set.ok()) set = SetWeightsFenced(zero.weights);  // once more
   Result<Weights> back = traffic_->ReadWeights(ServerNames(zero.weights));
   if (!set.ok()) {
     problem = "setting weights failed: " + set.message();
@@ -592,8 +631,58 @@ void Controller::RunOnRollback(const std::string& status, const std::string& rea
   Event("hook", s.ok() ? std::string("on_rollback passed") : s.message());
 }
 
+Result<RolloutOutcome> Controller::WithLease(
+    const std::function<Result<RolloutOutcome>(const std::string& lease_event)>& body) {
+  CUTOVER_ASSIGN_OR_RETURN(LeaseTake take, store_->TakeLease(spec_.name, SelfIdentity(),
+                                                             options_.beat_seconds, LeaseNow()));
+  store_->SetFence(spec_.name, take.generation);
+  keeper_ = std::make_unique<LeaseKeeper>(store_->path(), spec_.name, take.generation,
+                                          options_.beat_seconds);
+  const ProcessIdentity& self = SelfIdentity();
+  const std::string lease_event =
+      "pid " + std::to_string(self.pid) + " on host " + self.host +
+      " holds the lease (generation " + std::to_string(take.generation) + ")" +
+      (take.taken_over ? ", taken over from " + DescribeLeaseHolder(*take.taken_over, LeaseNow()) +
+                             ": " + take.stale_because
+                       : std::string());
+  Result<RolloutOutcome> out = body(lease_event);
+  keeper_.reset();
+  store_->SetFence("", 0);  // the store is the caller's again
+  Status released = store_->ReleaseLease(spec_.name, take.generation, LeaseNow());
+  if (!released.ok()) {
+    CUTOVER_LOG(kWarn) << "canary " << spec_.name
+                       << ": releasing the lease: " << released.ToString();
+  }
+  return out;
+}
+
 Result<RolloutOutcome> Controller::Run() {
   if (spec_.steps.empty()) return Status::InvalidArgument("spec has no steps");
+  return WithLease([this](const std::string& lease_event) { return RunHoldingLease(lease_event); });
+}
+
+Result<RolloutOutcome> Controller::AbortNow(const std::string& reason) {
+  return WithLease([&](const std::string& lease_event) -> Result<RolloutOutcome> {
+    CUTOVER_ASSIGN_OR_RETURN(std::optional<RolloutRow> latest, store_->LatestRollout(spec_.name));
+    if (!latest) return Status::NotFound("no rollout named '" + spec_.name + "'");
+    if (!IsActiveStatus(latest->status)) {
+      return Status::FailedPrecondition("rollout " + spec_.name + " is " + latest->status +
+                                        ", not active");
+    }
+    id_ = latest->id;
+    step_ = latest->step_index;
+    Event("lease", lease_event);
+    CUTOVER_ASSIGN_OR_RETURN(std::vector<CommandRow> cmds, store_->PendingCommands(id_));
+    for (const CommandRow& c : cmds) {
+      CUTOVER_RETURN_IF_ERROR(store_->MarkCommandHandled(
+          c.id, c.name == "abort" ? "done by abort" : "dropped: the rollout is rolled back",
+          clock_->Now()));
+    }
+    return Rollback(reason);
+  });
+}
+
+Result<RolloutOutcome> Controller::RunHoldingLease(const std::string& lease_event) {
   CUTOVER_ASSIGN_OR_RETURN(std::optional<RolloutRow> latest, store_->LatestRollout(spec_.name));
   if (latest && IsActiveStatus(latest->status)) {
     id_ = latest->id;
@@ -603,21 +692,22 @@ Result<RolloutOutcome> Controller::Run() {
     CUTOVER_ASSIGN_OR_RETURN(std::vector<MeasurementRow> ms, store_->Measurements(id_));
     for (const MeasurementRow& m : ms)
       interval_index_ = std::max(interval_index_, m.interval_index);
+    Event("lease", lease_event);
     Event("resume", "controller restarted at step " + std::to_string(step_) + " (status " +
                         latest->status + ")");
     if (latest->status == "rolling-back") return Rollback(latest->reason);
   } else {
-    // Before anything is recorded, the load balancer must answer for every server of the spec:
-    // otherwise there is nothing to roll out, and a rollout that could only fail is not started.
-    std::vector<std::string> servers = spec_.traffic.baseline;
-    servers.insert(servers.end(), spec_.traffic.canary.begin(), spec_.traffic.canary.end());
-    Result<Weights> reachable = traffic_->ReadWeights(servers);
-    if (!reachable.ok()) {
-      return Status(reachable.status().code(), "canary " + spec_.name +
-                                                   " not started: " + reachable.status().message());
+    // Before anything is recorded or moved, the pre-flight: Prometheus, the load balancer and
+    // every query of the spec must answer as the rollout will need them.
+    PreflightReport pre = RunPreflight(spec_, *traffic_, *metrics_, clock_->Now());
+    if (!pre.ok()) {
+      const std::string msg =
+          "canary " + spec_.name + " not started: pre-flight: " + pre.Problems();
+      return pre.ExitCode() == 3 ? Status::Unavailable(msg) : Status::FailedPrecondition(msg);
     }
     CUTOVER_ASSIGN_OR_RETURN(
         id_, store_->CreateRollout(spec_.name, spec_path_, spec_text_, clock_->Now()));
+    Event("lease", lease_event);
     Result<std::string> gen = traffic_->Generation();
     Event("start", "rollout started (" + std::to_string(spec_.steps.size()) + " steps, " +
                        (gen.ok() ? *gen : std::string("generation unknown")) + ")");

@@ -28,6 +28,11 @@
 // rejects as wrong rolls back. on_rollback runs once the rollback's outcome is known, before it is
 // recorded (a restart in rolling-back runs it again); its failure is only an event.
 //
+// Pre-flight (canary/preflight.h): before a new rollout is recorded, Prometheus, the load balancer
+// and every query of the spec must answer; otherwise Run() moves nothing and returns Unavailable
+// (something did not answer) or FailedPrecondition (a check failed), "canary NAME not started:
+// pre-flight: ..." naming each problem.
+//
 // Restart (after kill -9): an active rollout of the same name is resumed at its current step;
 // an intended-but-unapplied step is reconciled with the load balancer's actual weights (set only
 // when they differ: no flapping). No step is skipped or recorded twice. A stop request (SIGTERM)
@@ -40,17 +45,26 @@
 // rolling-back written, weights untouched). The end of a rollout (its last step finished and
 // its final status) is one transaction.
 //
+// One controller per rollout: Run() holds the rollout's lease in the state file, beaten by a
+// thread of its own (canary/lease.h), and every write it makes checks the lease's generation in
+// the same transaction (the load balancer's weights are set inside it), so a controller that lost
+// its lease (suspended, stuck) never moves traffic or writes state again.
+//
 // Thread-safety: a Controller runs on one thread; `stop` may be set from a signal handler.
 #ifndef CUTOVER_CANARY_CONTROLLER_H_
 #define CUTOVER_CANARY_CONTROLLER_H_
 
 #include <atomic>
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "canary/analysis.h"
 #include "canary/hooks.h"
+#include "canary/lease.h"
 #include "canary/prometheus_client.h"
 #include "canary/spec.h"
 #include "canary/state.h"
@@ -81,6 +95,11 @@ struct ControllerOptions {
   const std::atomic<bool>* stop = nullptr;
   // Runs the spec's hooks; borrowed. Null: a RealHookRunner owned by the controller.
   HookRunner* hooks = nullptr;
+  // The lease's heartbeat period (real seconds); the lease is stale after three missed beats.
+  double beat_seconds = 1.0;
+  // Told of every event as it is recorded, and of every interval's verdict (kind "interval":
+  // each check's verdict and figures, then the decision), for `start`'s event lines.
+  std::function<void(const EventRow&)> on_event;
 };
 
 struct RolloutOutcome {
@@ -103,7 +122,20 @@ class Controller {
 
   // Runs (or resumes) the rollout to its end. Aborted "stopped; the rollout stays active" on a
   // stop request; store and traffic errors that make progress impossible as returned.
+  // First takes the rollout's lease (canary/state.h): FailedPrecondition naming the holder while
+  // another controller drives it; a stale lease is taken over (a `lease` event says from whom).
+  // Every later write, the load balancer's weights included, is fenced by the lease; once it is
+  // lost, Run() ends with Aborted "lost the lease ..." having written nothing more. The lease is
+  // released when Run() returns.
   Result<RolloutOutcome> Run();
+
+  // Rolls back the spec's active rollout without running it, for `canary abort` when no
+  // controller holds the lease: takes the lease (FailedPrecondition naming the holder while a
+  // controller drives the rollout: queue the abort for it instead), marks the commands queued for
+  // the gone controller handled, then rolls back exactly as Run() does (rolling-back, weights to
+  // 0, read back, confirmed, on_rollback, history events) with `reason`. FailedPrecondition
+  // "rollout NAME is STATUS, not active" when there is nothing to roll back.
+  Result<RolloutOutcome> AbortNow(const std::string& reason);
 
  private:
   enum class Action { kNone, kStop, kAbort, kPromote, kPromoteFull, kResumed };
@@ -120,6 +152,12 @@ class Controller {
     std::string reason;
   };
 
+  // Takes the lease, fences the store with it and beats it while `body` runs; releases it after.
+  Result<RolloutOutcome> WithLease(
+      const std::function<Result<RolloutOutcome>(const std::string& lease_event)>& body);
+  Result<RolloutOutcome> RunHoldingLease(const std::string& lease_event);
+  // Sets the load balancer's weights inside a write transaction fenced by the lease.
+  Status SetWeightsFenced(const Weights& weights);
   Result<WeightPlan> PlanFor(int step) const;
   Result<Gate> CheckGates(int next);
   // Records a change of the gate's answer (event and status reason).
@@ -131,7 +169,20 @@ class Controller {
   Status ApplyStep(const StepRow& row);
   Status Reconcile(const StepRow& row, const std::string& why);
   Result<Action> Tick();
+  using Counters = Result<std::map<std::string, ServerCounters>>;
+  // Runs weight step `row` interval by interval until it ends (a resume starts a fresh one).
   Result<StepEnd> RunWeightStep(const StepRow& row);
+  // Measures the interval [start, end] of `row`, judges it, asks the gates when it would
+  // advance, and records it: the decision.
+  Result<StepDecision> MeasureStepInterval(const StepRow& row, double start, double end,
+                                           double hold_end, const Counters& at_start,
+                                           const Counters& at_end);
+  // The realised-share row of an interval from the load balancer's counters; its result joins
+  // `results` when it is judged.
+  MeasurementRow RealisedShareRow(const StepRow& row, const Counters& at_start,
+                                  const Counters& at_end, std::vector<CheckResult>* results) const;
+  // The interval's line for options_.on_event.
+  void ShowInterval(const StepRow& row, const std::vector<MeasurementRow>& rows);
   Result<StepEnd> RunPauseStep(const StepRow& row);
   Status EnterStep(int next, int prev, const std::string& prev_outcome);
   Result<RolloutOutcome> Rollback(const std::string& reason);
@@ -154,6 +205,7 @@ class Controller {
   ControllerOptions options_;
   std::unique_ptr<HookRunner> own_hooks_;
   HookRunner* hooks_;
+  std::unique_ptr<LeaseKeeper> keeper_;  // the lease's heartbeat while Run() holds it
 
   int64_t id_ = 0;
   int step_ = -1;

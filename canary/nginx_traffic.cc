@@ -244,6 +244,8 @@ Status NginxTraffic::SetWeights(const Weights& weights) {
   return s;
 }
 
+Status NginxTraffic::CheckReady() { return Run("test_command", options_.test_command); }
+
 Result<Weights> NginxTraffic::ReadWeights(const std::vector<std::string>& servers) {
   CUTOVER_ASSIGN_OR_RETURN(UpstreamBlock b, Load());
   Weights all = UpstreamWeights(b);

@@ -80,6 +80,8 @@ class NginxTraffic : public Traffic {
   Result<std::map<std::string, ServerCounters>> ReadCounters() override;
   // Empty: a reload keeps the master's pid, and the file is the truth here.
   Result<std::string> Generation() override;
+  // Runs the test command (nginx -t) on the file as it is: FailedPrecondition quoting it.
+  Status CheckReady() override;
 
  private:
   // Reads and parses the file (its text into *text when given); errors name the file.

@@ -1,9 +1,12 @@
 #include "canary/state.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdio>
 
 #include <nlohmann/json.hpp>
 
+#include "canary/lease.h"
 #include "core/log.h"
 
 namespace cutover::canary {
@@ -66,6 +69,18 @@ CREATE TABLE commands(
   handled_at REAL,
   result TEXT NOT NULL DEFAULT '');
 )sql"},
+    {2, R"sql(
+CREATE TABLE leases(
+  name TEXT PRIMARY KEY,
+  generation INTEGER NOT NULL,
+  pid INTEGER NOT NULL,
+  start_ticks INTEGER NOT NULL,
+  boot_id TEXT NOT NULL,
+  host TEXT NOT NULL,
+  beat_seconds REAL NOT NULL,
+  taken_at REAL NOT NULL,
+  beat_at REAL NOT NULL);
+)sql"},
 };
 
 Status BindOpt(Statement& s, int i, const std::optional<double>& v) {
@@ -116,7 +131,64 @@ StepRow ReadStep(const Statement& s) {
   return r;
 }
 
+constexpr char kLeaseCols[] =
+    "name, generation, pid, start_ticks, boot_id, host, beat_seconds, taken_at, beat_at";
+
+LeaseRow ReadLease(const Statement& s) {
+  LeaseRow l;
+  l.name = s.Text(0);
+  l.generation = s.Int64(1);
+  l.holder.pid = s.Int64(2);
+  l.holder.start_ticks = static_cast<uint64_t>(s.Int64(3));
+  l.holder.boot_id = s.Text(4);
+  l.holder.host = s.Text(5);
+  l.beat_seconds = s.Double(6);
+  l.taken_at = s.Double(7);
+  l.beat_at = s.Double(8);
+  return l;
+}
+
+std::string Seconds1(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.1f", v);
+  return buf;
+}
+
+Status CommitIf(std::optional<Transaction>& tx) { return tx ? tx->Commit() : Status::Ok(); }
+
+// Aborted "lost the lease ...", naming who holds it now.
+Status LostLease(const std::string& name, int64_t generation,
+                 const std::optional<LeaseRow>& current, double now) {
+  std::string who = !current ? std::string("nobody (the lease is gone)")
+                    : current->holder.pid == 0
+                        ? std::string("nobody (released)")
+                        : DescribeLeaseHolder(*current, now) + ", generation " +
+                              std::to_string(current->generation);
+  return Status::Aborted("lost the lease of rollout " + name + " (generation " +
+                         std::to_string(generation) + ") to " + who +
+                         "; this controller writes nothing more");
+}
+
 }  // namespace
+
+LeaseVerdict JudgeLease(const LeaseRow& lease, double now,
+                        const std::function<HolderVerdict(const ProcessIdentity&)>& judge) {
+  if (lease.holder.pid == 0) return {false, "released"};
+  HolderVerdict v = judge(lease.holder);
+  if (v.state == HolderState::kGone) return {false, v.reason};
+  const double silent = now - lease.beat_at;
+  if (silent > kLeaseMissedBeats * lease.beat_seconds) {
+    return {false, "no heartbeat for " + Seconds1(silent) + " s (beats every " +
+                       Seconds1(lease.beat_seconds) + " s)"};
+  }
+  return {true, ""};
+}
+
+std::string DescribeLeaseHolder(const LeaseRow& lease, double now) {
+  return "pid " + std::to_string(lease.holder.pid) + " on host " +
+         (lease.holder.host.empty() ? std::string("?") : lease.holder.host) + ", last beat " +
+         Seconds1(std::max(0.0, now - lease.beat_at)) + " s ago";
+}
 
 bool IsActiveStatus(const std::string& status) {
   return status == "running" || status == "paused" || status == "rolling-back";
@@ -138,13 +210,14 @@ Weights WeightsFromJson(const std::string& text) {
   return w;
 }
 
-Result<RolloutStore> RolloutStore::Open(const std::string& path) {
-  CUTOVER_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path, "canary", kMigrations));
+Result<RolloutStore> RolloutStore::Open(const std::string& path, OpenOptions opts) {
+  CUTOVER_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path, "canary", kMigrations, opts));
   return RolloutStore(std::move(db));
 }
 
 Result<int64_t> RolloutStore::CreateRollout(const std::string& name, const std::string& spec_path,
                                             const std::string& spec_text, double now) {
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<Transaction> tx, BeginWrite());
   CUTOVER_ASSIGN_OR_RETURN(
       Statement s,
       db_.Prepare("INSERT INTO rollouts(name, spec_path, spec_text, status, started_at, "
@@ -155,7 +228,9 @@ Result<int64_t> RolloutStore::CreateRollout(const std::string& name, const std::
   CUTOVER_RETURN_IF_ERROR(s.Bind(4, now));
   CUTOVER_RETURN_IF_ERROR(s.Bind(5, now));
   CUTOVER_RETURN_IF_ERROR(s.Run());
-  return db_.LastInsertRowId();
+  const int64_t row_id = db_.LastInsertRowId();
+  CUTOVER_RETURN_IF_ERROR(CommitIf(tx));
+  return row_id;
 }
 
 Result<std::optional<RolloutRow>> RolloutStore::LatestRollout(const std::string& name) {
@@ -179,6 +254,7 @@ Result<RolloutRow> RolloutStore::GetRollout(int64_t id) {
 
 Status RolloutStore::SetStatus(int64_t id, const std::string& status, const std::string& reason,
                                double now) {
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<Transaction> tx, BeginWrite());
   CUTOVER_ASSIGN_OR_RETURN(
       Statement s, db_.Prepare("UPDATE rollouts SET status = ?, reason = ?, updated_at = ?, "
                                "finished_at = ? WHERE id = ?"));
@@ -188,10 +264,12 @@ Status RolloutStore::SetStatus(int64_t id, const std::string& status, const std:
   CUTOVER_RETURN_IF_ERROR(
       BindOpt(s, 4, IsActiveStatus(status) ? std::nullopt : std::optional<double>(now)));
   CUTOVER_RETURN_IF_ERROR(s.Bind(5, id));
-  return s.Run();
+  CUTOVER_RETURN_IF_ERROR(s.Run());
+  return CommitIf(tx);
 }
 
 Status RolloutStore::FinishStep(int64_t id, int step, const std::string& outcome, double now) {
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<Transaction> tx, BeginWrite());
   CUTOVER_ASSIGN_OR_RETURN(
       Statement s, db_.Prepare("UPDATE steps SET finished_at = ?, outcome = ? WHERE rollout_id = "
                                "? AND step_index = ? AND finished_at IS NULL"));
@@ -199,20 +277,21 @@ Status RolloutStore::FinishStep(int64_t id, int step, const std::string& outcome
   CUTOVER_RETURN_IF_ERROR(s.Bind(2, outcome));
   CUTOVER_RETURN_IF_ERROR(s.Bind(3, id));
   CUTOVER_RETURN_IF_ERROR(s.Bind(4, step));
-  return s.Run();
+  CUTOVER_RETURN_IF_ERROR(s.Run());
+  return CommitIf(tx);
 }
 
 Status RolloutStore::EndRollout(int64_t id, int step, const std::string& step_outcome,
                                const std::string& status, const std::string& reason, double now) {
-  CUTOVER_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_));
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<Transaction> tx, BeginWrite());
   if (step >= 0) CUTOVER_RETURN_IF_ERROR(FinishStep(id, step, step_outcome, now));
   CUTOVER_RETURN_IF_ERROR(SetStatus(id, status, reason, now));
-  return tx.Commit();
+  return CommitIf(tx);
 }
 
 Status RolloutStore::EnterStep(int64_t id, int prev, const std::string& prev_outcome,
                                const StepRow& next) {
-  CUTOVER_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_));
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<Transaction> tx, BeginWrite());
   CUTOVER_ASSIGN_OR_RETURN(std::optional<StepRow> existing, GetStep(id, next.step_index));
   if (existing) {
     return Status::FailedPrecondition("step " + std::to_string(next.step_index) + " of rollout " +
@@ -235,10 +314,11 @@ Status RolloutStore::EnterStep(int64_t id, int prev, const std::string& prev_out
   CUTOVER_RETURN_IF_ERROR(u.Bind(2, next.intended_at));
   CUTOVER_RETURN_IF_ERROR(u.Bind(3, id));
   CUTOVER_RETURN_IF_ERROR(u.Run());
-  return tx.Commit();
+  return CommitIf(tx);
 }
 
 Status RolloutStore::MarkStepApplied(int64_t id, int step, const Weights& readback, double now) {
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<Transaction> tx, BeginWrite());
   CUTOVER_ASSIGN_OR_RETURN(
       Statement s, db_.Prepare("UPDATE steps SET applied_at = ?, readback = ? WHERE rollout_id = "
                                "? AND step_index = ?"));
@@ -246,7 +326,8 @@ Status RolloutStore::MarkStepApplied(int64_t id, int step, const Weights& readba
   CUTOVER_RETURN_IF_ERROR(s.Bind(2, WeightsToJson(readback)));
   CUTOVER_RETURN_IF_ERROR(s.Bind(3, id));
   CUTOVER_RETURN_IF_ERROR(s.Bind(4, step));
-  return s.Run();
+  CUTOVER_RETURN_IF_ERROR(s.Run());
+  return CommitIf(tx);
 }
 
 Result<std::optional<StepRow>> RolloutStore::GetStep(int64_t id, int step) {
@@ -276,7 +357,7 @@ Result<std::vector<StepRow>> RolloutStore::Steps(int64_t id) {
 
 Status RolloutStore::RecordInterval(int64_t id, const std::vector<MeasurementRow>& rows,
                                     const std::string& analysis_json, double now) {
-  CUTOVER_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_));
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<Transaction> tx, BeginWrite());
   for (const MeasurementRow& m : rows) {
     CUTOVER_ASSIGN_OR_RETURN(
         Statement s,
@@ -304,7 +385,7 @@ Status RolloutStore::RecordInterval(int64_t id, const std::vector<MeasurementRow
   CUTOVER_RETURN_IF_ERROR(u.Bind(2, now));
   CUTOVER_RETURN_IF_ERROR(u.Bind(3, id));
   CUTOVER_RETURN_IF_ERROR(u.Run());
-  return tx.Commit();
+  return CommitIf(tx);
 }
 
 Result<std::vector<MeasurementRow>> RolloutStore::Measurements(int64_t id) {
@@ -339,6 +420,7 @@ Result<std::vector<MeasurementRow>> RolloutStore::Measurements(int64_t id) {
 
 Status RolloutStore::AddEvent(int64_t id, const std::string& kind, const std::string& message,
                               double now) {
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<Transaction> tx, BeginWrite());
   CUTOVER_ASSIGN_OR_RETURN(
       Statement s,
       db_.Prepare("INSERT INTO events(rollout_id, at, kind, message) VALUES(?, ?, ?, ?)"));
@@ -346,7 +428,8 @@ Status RolloutStore::AddEvent(int64_t id, const std::string& kind, const std::st
   CUTOVER_RETURN_IF_ERROR(s.Bind(2, now));
   CUTOVER_RETURN_IF_ERROR(s.Bind(3, kind));
   CUTOVER_RETURN_IF_ERROR(s.Bind(4, message));
-  return s.Run();
+  CUTOVER_RETURN_IF_ERROR(s.Run());
+  return CommitIf(tx);
 }
 
 Result<std::vector<EventRow>> RolloutStore::Events(int64_t id) {
@@ -369,6 +452,7 @@ Result<int64_t> RolloutStore::AddCommand(int64_t id, const std::string& name, do
   bool known = false;
   for (std::string_view n : kNames) known = known || n == name;
   if (!known) return Status::InvalidArgument("unknown rollout command '" + name + "'");
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<Transaction> tx, BeginWrite());
   CUTOVER_ASSIGN_OR_RETURN(
       Statement s,
       db_.Prepare("INSERT INTO commands(rollout_id, name, created_at) VALUES(?, ?, ?)"));
@@ -376,7 +460,9 @@ Result<int64_t> RolloutStore::AddCommand(int64_t id, const std::string& name, do
   CUTOVER_RETURN_IF_ERROR(s.Bind(2, name));
   CUTOVER_RETURN_IF_ERROR(s.Bind(3, now));
   CUTOVER_RETURN_IF_ERROR(s.Run());
-  return db_.LastInsertRowId();
+  const int64_t row_id = db_.LastInsertRowId();
+  CUTOVER_RETURN_IF_ERROR(CommitIf(tx));
+  return row_id;
 }
 
 Result<std::vector<CommandRow>> RolloutStore::PendingCommands(int64_t id) {
@@ -394,12 +480,107 @@ Result<std::vector<CommandRow>> RolloutStore::PendingCommands(int64_t id) {
 }
 
 Status RolloutStore::MarkCommandHandled(int64_t command_id, const std::string& result, double now) {
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<Transaction> tx, BeginWrite());
   CUTOVER_ASSIGN_OR_RETURN(
       Statement s, db_.Prepare("UPDATE commands SET handled_at = ?, result = ? WHERE id = ?"));
   CUTOVER_RETURN_IF_ERROR(s.Bind(1, now));
   CUTOVER_RETURN_IF_ERROR(s.Bind(2, result));
   CUTOVER_RETURN_IF_ERROR(s.Bind(3, command_id));
+  CUTOVER_RETURN_IF_ERROR(s.Run());
+  return CommitIf(tx);
+}
+
+Result<std::optional<LeaseRow>> RolloutStore::GetLease(const std::string& name) {
+  CUTOVER_ASSIGN_OR_RETURN(Statement s, db_.Prepare(std::string("SELECT ") + kLeaseCols +
+                                                    " FROM leases WHERE name = ?"));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(1, name));
+  CUTOVER_ASSIGN_OR_RETURN(bool row, s.Step());
+  if (!row) return std::optional<LeaseRow>();
+  return std::optional<LeaseRow>(ReadLease(s));
+}
+
+Result<LeaseTake> RolloutStore::TakeLease(const std::string& name, const ProcessIdentity& holder,
+                                          double beat_seconds, double now) {
+  CUTOVER_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_));
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<LeaseRow> current, GetLease(name));
+  LeaseTake take;
+  if (current) {
+    LeaseVerdict v = JudgeLease(*current, now);
+    if (v.binds) {
+      return Status::FailedPrecondition("rollout " + name + " is driven by another controller: " +
+                                        DescribeLeaseHolder(*current, now));
+    }
+    if (current->holder.pid != 0) {
+      take.taken_over = current;
+      take.stale_because = v.why;
+    }
+  }
+  take.generation = current ? current->generation + 1 : 1;
+  CUTOVER_ASSIGN_OR_RETURN(Statement s,
+                           db_.Prepare(std::string("INSERT OR REPLACE INTO leases(") + kLeaseCols +
+                                       ") VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)"));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(1, name));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(2, take.generation));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(3, holder.pid));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(4, static_cast<int64_t>(holder.start_ticks)));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(5, holder.boot_id));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(6, holder.host));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(7, beat_seconds));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(8, now));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(9, now));
+  CUTOVER_RETURN_IF_ERROR(s.Run());
+  CUTOVER_RETURN_IF_ERROR(tx.Commit());
+  return take;
+}
+
+Status RolloutStore::BeatLease(const std::string& name, int64_t generation, double now) {
+  CUTOVER_ASSIGN_OR_RETURN(
+      Statement s, db_.Prepare("UPDATE leases SET beat_at = ? WHERE name = ? AND generation = ? "
+                               "AND pid != 0"));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(1, now));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(2, name));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(3, generation));
+  CUTOVER_RETURN_IF_ERROR(s.Run());
+  if (db_.Changes() == 1) return Status::Ok();
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<LeaseRow> current, GetLease(name));
+  return LostLease(name, generation, current, now);
+}
+
+Status RolloutStore::ReleaseLease(const std::string& name, int64_t generation, double now) {
+  CUTOVER_ASSIGN_OR_RETURN(Statement s,
+                           db_.Prepare("UPDATE leases SET pid = 0, beat_at = ? WHERE name = ? AND "
+                                       "generation = ?"));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(1, now));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(2, name));
+  CUTOVER_RETURN_IF_ERROR(s.Bind(3, generation));
   return s.Run();
+}
+
+void RolloutStore::SetFence(const std::string& name, int64_t generation) {
+  fence_name_ = name;
+  fence_generation_ = generation;
+}
+
+Status RolloutStore::CheckFence() {
+  if (fence_name_.empty()) return Status::Ok();
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<LeaseRow> current, GetLease(fence_name_));
+  if (current && current->generation == fence_generation_ && current->holder.pid != 0) {
+    return Status::Ok();
+  }
+  return LostLease(fence_name_, fence_generation_, current, LeaseNow());
+}
+
+Result<std::optional<Transaction>> RolloutStore::BeginWrite() {
+  if (db_.InTransaction()) return std::optional<Transaction>();
+  CUTOVER_ASSIGN_OR_RETURN(Transaction tx, Transaction::Begin(db_));
+  CUTOVER_RETURN_IF_ERROR(CheckFence());
+  return std::optional<Transaction>(std::move(tx));
+}
+
+Status RolloutStore::Fenced(const std::function<Status()>& action) {
+  CUTOVER_ASSIGN_OR_RETURN(std::optional<Transaction> tx, BeginWrite());
+  CUTOVER_RETURN_IF_ERROR(action());
+  return CommitIf(tx);
 }
 
 }  // namespace cutover::canary

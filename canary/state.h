@@ -9,6 +9,17 @@
 //   events        a timeline for people (weights set, reload re-asserted, rollback confirmed)
 //   commands      pause / resume / promote / promote-full / abort, written by other processes,
 //                 polled and marked handled by the controller
+//   leases        one row per rollout name: which process drives it (its ProcessIdentity), the
+//                 lease's generation (bumped by every take) and the holder's last heartbeat
+//
+// The lease: one controller per rollout. A lease binds while its holder is not judged gone
+// (core/process_identity.h JudgeHolder) and has beaten within three beat periods; otherwise it is
+// stale and the next taker takes it over. A store given a fence (SetFence: the name and the
+// generation it took) checks, in the same write transaction as every write it makes, that the
+// lease is still at that generation and held by this process; a write after the lease was lost
+// fails with Aborted and changes nothing. Fenced() extends that to an action outside the file (a
+// load balancer's weights): the action runs while the file's write lock is held, so a takeover
+// cannot slip in between the check and the action.
 // Statuses: running, paused, rolling-back (rollback intended, not yet confirmed), promoted,
 // rolled-back, rolled-back-unconfirmed. The first three are active.
 //
@@ -18,11 +29,13 @@
 #define CUTOVER_CANARY_STATE_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "canary/traffic.h"
+#include "core/process_identity.h"
 #include "core/sqlite_store.h"
 #include "core/status.h"
 
@@ -86,10 +99,48 @@ struct CommandRow {
   double created_at = 0;
 };
 
+// The lease on a rollout name.
+struct LeaseRow {
+  std::string name;
+  int64_t generation = 0;   // bumped by every take; 0: never taken
+  ProcessIdentity holder;   // pid 0: released
+  double beat_seconds = 1;  // the holder's heartbeat period
+  double taken_at = 0;
+  double beat_at = 0;  // the holder's last heartbeat
+};
+
+// A lease is stale after this many beat periods without a beat.
+inline constexpr double kLeaseMissedBeats = 3;
+
+struct LeaseVerdict {
+  bool binds = false;  // held by a live holder that beats
+  std::string why;     // when it does not bind: why ("released", "pid 42 is not running", ...)
+};
+
+// Whether `lease` still binds at `now`, with `judge` deciding whether its holder runs (the live
+// host's /proc by default).
+LeaseVerdict JudgeLease(
+    const LeaseRow& lease, double now,
+    const std::function<HolderVerdict(const ProcessIdentity&)>& judge =
+        [](const ProcessIdentity& p) { return JudgeHolder(p); });
+
+// "pid 4242 on host node-a, last beat 0.4 s ago" (for messages and `status`).
+std::string DescribeLeaseHolder(const LeaseRow& lease, double now);
+
+// What TakeLease did.
+struct LeaseTake {
+  int64_t generation = 0;
+  // The holder whose stale lease was taken over, and why it was stale; nullopt when the lease
+  // was free (never taken, or released).
+  std::optional<LeaseRow> taken_over;
+  std::string stale_because;
+};
+
 class RolloutStore {
  public:
-  // Opens (creating) the state file and applies the migrations.
-  static Result<RolloutStore> Open(const std::string& path);
+  // Opens (creating, unless `opts.must_exist`: for the commands that only read) the state file
+  // and applies the migrations.
+  static Result<RolloutStore> Open(const std::string& path, OpenOptions opts = {});
 
   // A new rollout in status running at step -1. The spec text is stored with every
   // secret-looking value redacted (core/log.h Redact: passwords in URLs, *_TOKEN=... pairs).
@@ -130,9 +181,40 @@ class RolloutStore {
   Result<std::vector<CommandRow>> PendingCommands(int64_t id);
   Status MarkCommandHandled(int64_t command_id, const std::string& result, double now);
 
+  // The lease on rollout `name`, nullopt when never taken.
+  Result<std::optional<LeaseRow>> GetLease(const std::string& name);
+  // In one transaction: takes the lease on `name` for `holder` when it is free or stale
+  // (JudgeLease), bumping its generation. FailedPrecondition "rollout NAME is driven by another
+  // controller: pid P on host H, last beat S s ago" while it binds.
+  Result<LeaseTake> TakeLease(const std::string& name, const ProcessIdentity& holder,
+                              double beat_seconds, double now);
+  // Records a heartbeat of the lease at `generation`. Aborted "lost the lease of rollout NAME to
+  // ..." when the lease has moved on (taken over or released).
+  Status BeatLease(const std::string& name, int64_t generation, double now);
+  // Releases the lease when it is still at `generation` (otherwise nothing).
+  Status ReleaseLease(const std::string& name, int64_t generation, double now);
+
+  // From now on every write of this store checks, in its transaction, that the lease on `name`
+  // is at `generation` and held by this process; Aborted "lost the lease ..." otherwise. An
+  // empty `name` removes the fence.
+  void SetFence(const std::string& name, int64_t generation);
+  // Runs `action` (a write outside the file) inside a fenced write transaction: not at all when
+  // the fence fails, and never concurrently with a takeover of the lease.
+  Status Fenced(const std::function<Status()>& action);
+
+  // The file this store was opened on.
+  const std::string& path() const { return db_.path(); }
+
  private:
   explicit RolloutStore(SqliteDb db) : db_(std::move(db)) {}
+  // Begins a write transaction (none when one is already open on this store) and checks the
+  // fence in it.
+  Result<std::optional<Transaction>> BeginWrite();
+  Status CheckFence();
+
   SqliteDb db_;
+  std::string fence_name_;  // empty: no fence
+  int64_t fence_generation_ = 0;
 };
 
 // Weights as a JSON object text and back.

@@ -75,6 +75,9 @@ class Traffic {
   // An identifier of the running load balancer process that changes when it restarts or
   // reloads (HAProxy: the worker's Pid), for the event log. Empty when unknown.
   virtual Result<std::string> Generation() = 0;
+  // Whether the provider could apply weights now, checked without applying any (the pre-flight:
+  // nginx runs its test command). Ok by default.
+  virtual Status CheckReady() { return Status::Ok(); }
 };
 
 struct TrafficSpec;

@@ -30,6 +30,7 @@
 #include "core/fingerprint.h"
 #include "core/json.h"
 #include "core/progress.h"
+#include "core/read_input.h"
 #include "core/time_util.h"
 #include "core/units.h"
 
@@ -98,7 +99,7 @@ struct CompareOptions {
 // (checked against cutover.fingerprint/1), else the little compat can learn without probe.
 Result<nlohmann::json> RecordFingerprint(const std::string& path) {
   if (!path.empty()) {
-    CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
+    CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadInput(path));
     CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, ParseFingerprint(text));
     return FingerprintToJson(fp);
   }
@@ -561,14 +562,14 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn nod
   run->add_option("--fingerprint", opts->fingerprint,
                   "embed this fingerprint (from cutover probe collect) instead of a minimal one");
   run->add_option("--reps", opts->reps, "timed repetitions per case (default 5)")
-      ->check(CLI::Range(1, 1000));
+      ->check(IntRange(1, 1000));
   run->add_option("--threads", opts->threads,
                   "cpu threads for our pool, OpenBLAS and oneDNN alike (default 2)")
-      ->check(CLI::Range(1, 1024));
+      ->check(IntRange(1, 1024));
   run->add_option("--warmup", opts->warmup, "untimed runs before the timed ones (cuda, default 3)")
-      ->check(CLI::Range(0, 1000));
+      ->check(IntRange(0, 1000));
   run->add_option("--device", opts->device, "the CUDA device ordinal (cuda, default 0)")
-      ->check(CLI::Range(0, 1023));
+      ->check(IntRange(0, 1023));
   run->add_flag("--resume", opts->resume,
                 "keep the cases an existing --record of the same backend, suite, accumulate, "
                 "threads and op table holds and run only the rest (the record is rewritten "
@@ -578,16 +579,16 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn nod
                   "cluster: largest message (default 64MiB on cpu, 1GiB on cuda)");
   run->add_option("-f,--step-factor", opts->step_factor,
                   "cluster: message size multiplier between steps (default 2)")
-      ->check(CLI::Range(2, 1024));
+      ->check(IntRange(2, 1024));
   run->add_option("--pair-bytes", opts->pair_bytes,
                   "cluster: message of the pairwise bandwidth matrix (default 4MiB)");
   run->add_option("--pair-reps", opts->pair_reps,
                   "cluster: samples per direction and pass in the pairwise matrix (default 3)")
-      ->check(CLI::Range(1, 1000));
+      ->check(IntRange(1, 1000));
   run->add_option("--passes", opts->passes,
                   "cluster: passes over the pairwise schedule; a slow node or link is named "
                   "when more than half name it (default 3, 0: no matrix)")
-      ->check(CLI::Range(0, 1000));
+      ->check(IntRange(0, 1000));
   run->add_option("--fabric", opts->fabric, "cluster: the fabric, recorded (e.g. ib-ndr-400)");
   run->add_option("--dump", opts->dump,
                   "also write each case's inputs, output and float64 truth (.npy) and a "
@@ -617,7 +618,7 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn nod
   auto device = std::make_shared<int>(0);
   CLI::App* calibrate = cmd->add_subcommand("calibrate", kCalibrateHelp);
   calibrate->add_option("--device", *device, "the CUDA device ordinal (default 0)")
-      ->check(CLI::Range(0, 1023));
+      ->check(IntRange(0, 1023));
   SetCommand(calibrate, ctx, [device, &ctx]() { return RunCalibrate(*device, ctx.global); });
 
   auto copts = std::make_shared<CompareOptions>();

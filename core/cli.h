@@ -42,6 +42,22 @@ struct CommandContext {
 // The exit-code table appended to every --help.
 extern const char kExitCodesHelp[];
 
+// The global options, listed in every subcommand's --help (they are accepted after the
+// subcommand too).
+extern const char kGlobalOptionsHelp[];
+
+// When parsing `argv` failed on a word where `root` or one of its subcommands expected a
+// subcommand: "unknown command 'psuh' (did you mean 'push'?)", the suggestion only when a
+// command's name is within two edits of the word (or starts with it). Otherwise "".
+std::string UnknownCommandMessage(const CLI::App& root, int argc, const char* const* argv);
+
+// A check for an integer option in [lo, hi] whose error names the type expected: CLI11 prefixes
+// the flag, so `--reps abc` reads "--reps: expected an integer in 1..1000, got 'abc'".
+CLI::Validator IntRange(int64_t lo, int64_t hi);
+
+// The edit distance (insertions, deletions, substitutions) between `a` and `b`.
+size_t EditDistance(std::string_view a, std::string_view b);
+
 // The help group of commands not built yet.
 extern const char kNotBuiltGroup[];
 

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/file_util.h"
+#include "core/read_input.h"
 
 namespace cutover {
 namespace {
@@ -158,7 +159,8 @@ Result<json> ParseJson(std::string_view text, std::string_view what) {
 }
 
 Result<json> LoadJsonFile(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
+  // "-" reads standard input (core/read_input.h), as every file argument does.
+  Result<std::string> text = ReadInput(path);
   if (!text.ok()) return text.status();
   return ParseJson(*text, path);
 }

@@ -301,6 +301,9 @@ Result<SqliteDb> SqliteDb::Open(const std::string& path, std::string_view compon
   const int known = static_cast<int>(migrations.size());
 
   bool memory = IsMemoryPath(path);
+  if (!memory && opts.must_exist && ::access(path.c_str(), F_OK) != 0) {
+    return Status::NotFound(path + ": no state file there (nothing has been recorded yet)");
+  }
   if (!memory) CUTOVER_RETURN_IF_ERROR(CreateFile(path));
 
   auto conn = std::make_shared<Connection>();

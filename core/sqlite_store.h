@@ -56,6 +56,9 @@ struct Migration {
 struct OpenOptions {
   // How long a statement waits for another connection's lock before failing with Unavailable.
   int busy_timeout_ms = 5000;
+  // For commands that only read (status, history): NotFound "<path>: no state file there
+  // (nothing has been recorded yet)" instead of creating the file or its directories.
+  bool must_exist = false;
 };
 
 namespace sqlite_internal {

@@ -113,6 +113,10 @@ class Reader {
                                bool required) {
     YAML::Node v = Get(map, path, key, required);
     if (!v.IsDefined()) return std::nullopt;
+    if (Quoted(v)) {
+      Error(v, Sub(path, key), "must be a number, got the string \"" + v.Scalar() + "\"");
+      return std::nullopt;
+    }
     double d = 0;
     bool ok = v.IsScalar() && YAML::convert<double>::decode(v, d);
     if (!ok || !std::isfinite(d)) {
@@ -126,6 +130,10 @@ class Reader {
                              bool required, int64_t lo, int64_t hi) {
     YAML::Node v = Get(map, path, key, required);
     if (!v.IsDefined()) return std::nullopt;
+    if (Quoted(v)) {
+      Error(v, Sub(path, key), "must be an integer, got the string \"" + v.Scalar() + "\"");
+      return std::nullopt;
+    }
     int64_t i = 0;
     if (!v.IsScalar() || !YAML::convert<int64_t>::decode(v, i)) {
       Error(v, Sub(path, key), "must be an integer, got " + Show(v));
@@ -180,6 +188,10 @@ class Reader {
 
  public:
   // A value as an error message shows it.
+  // True for a quoted scalar ('0.01', "0.01"): a string, whatever it spells, so a number
+  // written in quotes is a type error like any other.
+  static bool Quoted(const YAML::Node& v) { return v.IsScalar() && v.Tag() == "!"; }
+
   static std::string Show(const YAML::Node& v) {
     if (v.IsScalar()) return v.Scalar();
     if (v.IsSequence()) return "a list";

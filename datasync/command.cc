@@ -658,7 +658,9 @@ Result<int> RunMerge(const GlobalOptions& g, const MergeArgs& a) {
 }
 
 Result<int> RunHistory(const GlobalOptions& g, int limit) {
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
+  // Read-only: a missing state file is an error, never created.
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state,
+                           DatasyncState::Open(ResolveDbPath(g), OpenOptions{.must_exist = true}));
   CUTOVER_ASSIGN_OR_RETURN(std::vector<AuditRecord> rows, state->History(limit));
   nlohmann::json list = nlohmann::json::array();
   std::string table = "WHEN_NS\tWHO\tWHAT\tSNAPSHOT\tSOURCE\tDESTINATION\tBYTES\tRESULT\n";
@@ -700,7 +702,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   p->add_option("--chunk-min", push->min, "Minimum chunk size in bytes (a new store only)");
   p->add_option("--chunk-avg", push->avg, "Average chunk size in bytes, a power of two");
   p->add_option("--chunk-max", push->max, "Maximum chunk size in bytes");
-  p->add_option("--jobs", push->jobs, "Parallel transfers (default 8)")->check(CLI::Range(1, 256));
+  p->add_option("--jobs", push->jobs, "Parallel transfers (default 8)")->check(IntRange(1, 256));
   p->add_flag("--dry-run", push->dry_run,
               "Read and chunk SRC_DIR and say what would be uploaded; write nothing to the store "
               "or the state");
@@ -719,7 +721,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
       ->required();
   l->add_option("--name", pull->name, "Snapshot name")->required();
   l->add_option("DEST_DIR", pull->dest, "Directory to restore into")->required();
-  l->add_option("--jobs", pull->jobs, "Parallel transfers (default 8)")->check(CLI::Range(1, 256));
+  l->add_option("--jobs", pull->jobs, "Parallel transfers (default 8)")->check(IntRange(1, 256));
   l->add_flag("--dry-run", pull->dry_run,
               "Say what would be downloaded and what DEST's files already hold; write nothing");
   l->add_flag("--delete", pull->delete_extra,
@@ -735,7 +737,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   v->add_option("STORE", ver->store, "Store URL")->required();
   v->add_option("--name", ver->name, "Snapshot name")->required();
   v->add_option("DEST_DIR", ver->dest, "Also compare this directory with the snapshot");
-  v->add_option("--jobs", ver->jobs, "Parallel reads (default 8)")->check(CLI::Range(1, 256));
+  v->add_option("--jobs", ver->jobs, "Parallel reads (default 8)")->check(IntRange(1, 256));
   v->add_flag("--allow-extra", ver->allow_extra,
               "Accept entries in DEST_DIR that the snapshot does not name (reported otherwise)");
   AddStoreFlags(v, &ver->store_flags);
@@ -752,7 +754,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   pl->add_option("--chunk-min", plan->min, "Minimum chunk size in bytes (a new store only)");
   pl->add_option("--chunk-avg", plan->avg, "Average chunk size in bytes, a power of two");
   pl->add_option("--chunk-max", plan->max, "Maximum chunk size in bytes");
-  pl->add_option("--jobs", plan->jobs, "Parallel workers (default 8)")->check(CLI::Range(1, 256));
+  pl->add_option("--jobs", plan->jobs, "Parallel workers (default 8)")->check(IntRange(1, 256));
   AddStoreFlags(pl, &plan->store_flags);
   AddEncryptFlag(pl, &plan->store_flags);
   SetCommand(pl, ctx, [&ctx, plan]() { return RunPlan(ctx.global, *plan); });
@@ -792,7 +794,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   gcc->add_option("--grace", gc->grace,
                   "A lock not refreshed for this long is stale and ignored, e.g. 2h "
                   "(default 1h, at least 15m)");
-  gcc->add_option("--jobs", gc->jobs, "Parallel deletes (default 8)")->check(CLI::Range(1, 256));
+  gcc->add_option("--jobs", gc->jobs, "Parallel deletes (default 8)")->check(IntRange(1, 256));
   gcc->add_flag("--dry-run", gc->dry_run,
                 "Say what would be deleted; take no lock, delete nothing");
   AddStoreFlags(gcc, &gc->store_flags);

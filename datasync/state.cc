@@ -64,8 +64,9 @@ std::optional<std::vector<ChunkRef>> DecodeRefs(const std::vector<uint8_t>& b) {
 
 }  // namespace
 
-Result<std::unique_ptr<DatasyncState>> DatasyncState::Open(const std::string& path) {
-  CUTOVER_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path, "datasync", kMigrations));
+Result<std::unique_ptr<DatasyncState>> DatasyncState::Open(const std::string& path,
+                                                           OpenOptions opts) {
+  CUTOVER_ASSIGN_OR_RETURN(SqliteDb db, SqliteDb::Open(path, "datasync", kMigrations, opts));
   // The journal gets a commit per stored object. In WAL mode, NORMAL still keeps every commit
   // through a kill -9 (it is in the OS's page cache); only a power loss or kernel crash can drop
   // the last few, which costs a HEAD request or a file read again, never a wrong snapshot (the

@@ -50,8 +50,10 @@ struct AuditRecord {
 
 class DatasyncState {
  public:
-  // Opens (creating) the state database at `path` (":memory:" for tests).
-  static Result<std::unique_ptr<DatasyncState>> Open(const std::string& path);
+  // Opens (creating, unless `opts.must_exist`) the state database at `path` (":memory:" for
+  // tests).
+  static Result<std::unique_ptr<DatasyncState>> Open(const std::string& path,
+                                                     OpenOptions opts = {});
 
   // What the files cache holds of `path` pushed to `store_url`.
   struct CachedFile {

@@ -15,6 +15,7 @@
 #include "core/file_system.h"
 #include "core/file_util.h"
 #include "core/fingerprint.h"
+#include "core/read_input.h"
 #include "probe/check_binary.h"
 #include "probe/collect.h"
 #include "probe/diff.h"
@@ -116,7 +117,7 @@ void AddCollect(CLI::App& probe, CommandContext& ctx) {
 
 // Reads and checks one fingerprint document; errors name the file.
 Result<Fingerprint> LoadFingerprint(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadInput(path);
   if (!text.ok()) return Status::InvalidArgument(path + ": " + text.status().message());
   Result<Fingerprint> fp = ParseFingerprint(*text);
   if (!fp.ok()) return Status::InvalidArgument(path + ": " + fp.status().message());
@@ -163,6 +164,7 @@ struct CheckFlags {
   std::string root;
   std::string fingerprint;
   std::string junit;
+  bool strict = false;
 };
 
 void AddCheck(CLI::App& probe, CommandContext& ctx) {
@@ -171,7 +173,7 @@ void AddCheck(CLI::App& probe, CommandContext& ctx) {
       "check",
       "Check this host, an image root (--root) or a saved fingerprint against a policy of "
       "requirements (YAML, kind ProbePolicy); exit 1 when any requirement fails");
-  sub->add_option("--policy", flags->policy, "The policy file (see docs/ci.md)")
+  sub->add_option("--policy", flags->policy, "The policy file (see docs/ci.md; - reads stdin)")
       ->required()
       ->type_name("POLICY.yaml");
   auto* root = sub->add_option("--root", flags->root,
@@ -182,6 +184,8 @@ void AddCheck(CLI::App& probe, CommandContext& ctx) {
                   "Check a saved fingerprint (probe collect --out) instead of collecting one")
       ->excludes(root);
   sub->add_option("--junit", flags->junit, "Also write the checks as JUnit XML")->type_name("FILE");
+  sub->add_flag("--strict", flags->strict,
+                "Exit 1 on a warning too (a requirement that holds with a caveat)");
   SetCommand(sub, ctx, [flags, &ctx]() -> Result<int> {
     CUTOVER_ASSIGN_OR_RETURN(probe::Policy policy, probe::LoadPolicy(flags->policy));
     CUTOVER_ASSIGN_OR_RETURN(Fingerprint fp, SavedOrCollected(flags->fingerprint, flags->root));
@@ -191,7 +195,7 @@ void AddCheck(CLI::App& probe, CommandContext& ctx) {
     }
     CUTOVER_RETURN_IF_ERROR(EmitResult(ctx.global, probe::PolicyReportToJson(report, fp),
                                        probe::RenderPolicyTable(report)));
-    return report.failed() ? 1 : 0;
+    return report.failed() || (flags->strict && report.Count("warn") > 0) ? 1 : 0;
   });
 }
 
@@ -246,7 +250,7 @@ void AddFleet(CLI::App& probe, CommandContext& ctx) {
                   "Fingerprint files (probe collect --out), or one directory searched for *.json")
       ->required();
   sub->add_option("--threads", flags->threads, "Parse on N threads (default: every core)")
-      ->check(CLI::Range(1, 256));
+      ->check(IntRange(1, 256));
   sub->add_option("--max-hosts", flags->max_hosts,
                   "Hosts named per stack in the table "
                   "(default 10; --json names all)");

@@ -6,6 +6,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/file_util.h"
+#include "core/read_input.h"
 #include "core/yaml_reader.h"
 #include "probe/data.h"
 #include "probe/parsers.h"
@@ -224,7 +225,7 @@ Result<Policy> ParsePolicy(std::string_view yaml_text, std::string_view file_nam
 }
 
 Result<Policy> LoadPolicy(const std::string& path) {
-  Result<std::string> text = ReadFile(path);
+  Result<std::string> text = ReadInput(path);
   if (!text.ok()) return Status::InvalidArgument(text.status().message());
   return ParsePolicy(*text, path);
 }

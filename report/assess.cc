@@ -249,6 +249,30 @@ void AddCompat(Assessment& a) {
       "measured on one side only", "run the same suite on both sides");
 }
 
+// The checks that failed in the last interval with a failure, with their figures against their
+// bounds ("interval 3: error-rate: canary value 0.52 > max 0.01"); "" when none failed.
+std::string FailingChecks(const json& history) {
+  if (!history.contains("measurements") || !history["measurements"].is_array()) return "";
+  const json& ms = history["measurements"];
+  int64_t last = -1;
+  for (const json& m : ms) {
+    if (StrAt(m, "verdict") == "fail" && StrAt(m, "check") != "interval" &&
+        m.contains("interval") && m["interval"].is_number_integer()) {
+      last = std::max<int64_t>(last, m["interval"].get<int64_t>());
+    }
+  }
+  if (last < 0) return "";
+  std::string out;
+  for (const json& m : ms) {
+    if (StrAt(m, "verdict") != "fail" || StrAt(m, "check") == "interval" ||
+        !m.contains("interval") || m["interval"] != last) {
+      continue;
+    }
+    out += (out.empty() ? "" : "; ") + StrAt(m, "check") + ": " + StrAt(m, "reason");
+  }
+  return "interval " + std::to_string(last) + ": " + out;
+}
+
 void AddCanary(Assessment& a) {
   const json& h = *a.inputs.canary_history;
   const json& r = h.contains("rollout") ? h["rollout"] : json();
@@ -256,6 +280,9 @@ void AddCanary(Assessment& a) {
   std::string reason = StrAt(r, "reason");
   std::string name = StrAt(r, "name");
   std::string msg = "rollout " + name + " is " + status + (reason.empty() ? "" : ": " + reason);
+  if (std::string failing = FailingChecks(h); !failing.empty()) {
+    msg += "; failing checks in " + failing;
+  }
   if (status == "rolled-back" || status == "rolled-back-unconfirmed" || status == "failed") {
     a.findings.push_back({.severity = "blocker",
                           .code = "canary." + status,
@@ -286,9 +313,13 @@ std::map<std::string, double> MeasuredCeilings(const CompatRecord& rec) {
   std::map<std::string, double> out;
   if (rec.calibration.measured && rec.calibration.copy_gbps > 0 &&
       rec.calibration.gemm_gflops > 0) {
-    // The record's own calibration (compat run measures it first).
+    // The record's own calibration (compat run measures it first), raised to any faster case.
     out["GB/s"] = rec.calibration.copy_gbps;
     out["GFLOP/s"] = rec.calibration.gemm_gflops;
+    for (const CaseResult& c : rec.cases) {
+      auto it = out.find(c.timing.rate_unit);
+      if (it != out.end()) it->second = std::max(it->second, RateOf(&c));
+    }
     return out;
   }
   for (const CaseResult& c : rec.cases) {
@@ -301,6 +332,31 @@ std::map<std::string, double> MeasuredCeilings(const CompatRecord& rec) {
     best = std::max(best, rate);
   }
   return out;
+}
+
+std::string InputPath(const AssessInputs& in, const std::string& key) {
+  auto it = in.input_paths.find(key);
+  return it != in.input_paths.end() ? it->second : std::string("?");
+}
+
+std::vector<CoverageRow> Coverage(const AssessInputs& in) {
+  const bool compat = in.compat_source.has_value();
+  const std::string records = compat ? "compat records " + InputPath(in, "compat source") + ", " +
+                                           InputPath(in, "compat target")
+                                     : std::string("not measured: no --compat records");
+  return {{"fingerprints", true,
+           "probe fingerprints " + InputPath(in, "source") + ", " + InputPath(in, "target")},
+          {"numerics", compat, records},
+          {"speed", compat, records},
+          {"stability", false,
+           compat ? std::string("not assessed: the report does not judge run-to-run stability yet")
+                  : std::string("not measured: no --compat records")},
+          {"data plan", in.datasync_plan.has_value(),
+           in.datasync_plan ? "datasync plan " + InputPath(in, "datasync plan")
+                            : std::string("not assessed: no --datasync plan")},
+          {"canary", in.canary_history.has_value(),
+           in.canary_history ? "canary history " + InputPath(in, "canary history")
+                             : std::string("not assessed: no --canary rollout")}};
 }
 
 Result<Assessment> Assess(AssessInputs inputs) {
@@ -353,6 +409,7 @@ Result<Assessment> Assess(AssessInputs inputs) {
         a.cost_model,
         ComputeCost(*a.inputs.cost_model, *a.inputs.compat_source, *a.inputs.compat_target));
   }
+  a.coverage = Coverage(a.inputs);
   a.diff = probe::Diff(a.inputs.source, a.inputs.target, a.inputs.mode, probe::BuiltinRules());
   for (const probe::DiffFinding& f : a.diff.findings) {
     a.findings.push_back({.severity = f.severity,
@@ -381,12 +438,26 @@ Result<Assessment> Assess(AssessInputs inputs) {
     a.verdict = "go";
     a.headline = "nothing known stops or changes the workload on the target";
   }
+  // A verdict says what it did not look at.
+  std::string unassessed;
+  for (const CoverageRow& c : a.coverage) {
+    if (!c.assessed) unassessed += (unassessed.empty() ? "" : ", ") + c.area;
+  }
+  if (!unassessed.empty()) a.headline += "; not assessed: " + unassessed;
   return a;
 }
 
 std::string VerdictLine(const Assessment& a) {
   return "verdict " + a.verdict + " (" + std::to_string(a.Count("blocker")) + " blockers, " +
          std::to_string(a.Count("warning")) + " warnings): " + a.headline;
+}
+
+json CoverageJson(const std::vector<CoverageRow>& rows) {
+  json out = json::array();
+  for (const CoverageRow& c : rows) {
+    out.push_back({{"area", c.area}, {"assessed", c.assessed}, {"input", c.input}});
+  }
+  return out;
 }
 
 json AssessmentToJson(const Assessment& a) {
@@ -419,6 +490,7 @@ json AssessmentToJson(const Assessment& a) {
                 {"warnings", a.Count("warning")},
                 {"infos", a.Count("info")}}},
               {"findings", findings},
+              {"coverage", CoverageJson(a.coverage)},
               {"hosts", hosts},
               {"compat", nullptr},
               {"datasync", a.inputs.datasync_plan ? *a.inputs.datasync_plan : json(nullptr)},
@@ -555,6 +627,11 @@ std::string RenderMarkdown(const Assessment& a) {
         (a.verdict == "no-go" ? "NO-GO" : a.verdict == "go" ? "GO" : "GO WITH RISKS") + "** (" +
         std::to_string(a.Count("blocker")) + " blockers, " + std::to_string(a.Count("warning")) +
         " warnings): " + Cell(a.headline) + "\n\n";
+  md += "## Coverage\n\n| area | assessed | with |\n|---|---|---|\n";
+  for (const CoverageRow& c : a.coverage) {
+    md += "| " + c.area + " | " + (c.assessed ? "yes" : "**no**") + " | " + Cell(c.input) + " |\n";
+  }
+  md += "\n";
   md += "Generated " + a.inputs.generated_at + " by cutover, mode " +
         std::string(probe::DiffModeName(a.inputs.mode)) + (a.inputs.redacted ? ", redacted" : "") +
         ".\n\n";

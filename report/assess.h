@@ -86,6 +86,14 @@ struct CostRow {
   int cases = 0;
 };
 
+// What the report assessed, and with what input: one row per area (fingerprints, numerics, speed,
+// stability, data plan, canary), so a verdict never hides what was not measured.
+struct CoverageRow {
+  std::string area;
+  bool assessed = false;
+  std::string input;  // what it was assessed with, or why not ("no --compat records")
+};
+
 struct Assessment {
   std::string verdict;  // "go" | "go-with-risks" | "no-go"
   std::string headline;  // one sentence: why
@@ -98,6 +106,7 @@ struct Assessment {
   std::map<std::string, double> source_ceilings, target_ceilings;  // unit -> rate
   std::vector<CostRow> cost;
   std::optional<CostReport> cost_model;  // when inputs.cost_model
+  std::vector<CoverageRow> coverage;
 
   int Count(const std::string& severity) const;
   int ExitCode() const { return verdict == "no-go" ? 1 : 0; }
@@ -112,6 +121,8 @@ Result<Assessment> Assess(AssessInputs inputs);
 
 // The ceilings of a record: its calibration (copy GB/s, GEMM GFLOP/s) when it has one, else the
 // best measured rate per unit (see the header comment); units with no case measured are absent.
+// A ceiling is never below a rate the record measured in its unit (a calibration that ran slower
+// than a case is raised to that case), so no fraction of a ceiling exceeds 100%.
 std::map<std::string, double> MeasuredCeilings(const CompatRecord& rec);
 
 nlohmann::json AssessmentToJson(const Assessment& a);

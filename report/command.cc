@@ -29,6 +29,8 @@ struct AssessFlags {
   std::string cost;
   std::string mode = "host";
   std::string out_dir = "cutover-report";
+  bool out_given = false;  // --out on the command line
+  bool force = false;
   bool redact = false;
 };
 
@@ -59,6 +61,14 @@ Status ParsePrice(const std::string& text, report::AssessInputs& in) {
 
 
 Result<int> RunAssess(const AssessFlags& f, const GlobalOptions& g) {
+  // --json alone prints the document and writes no file; files never replace a report unasked.
+  const bool write_files = !g.json || f.out_given;
+  struct stat existing;
+  if (write_files && !f.force && ::stat((f.out_dir + "/report.json").c_str(), &existing) == 0) {
+    return Status::FailedPrecondition("assess: " + f.out_dir +
+                                      " already holds a report (report.json); pass --force to "
+                                      "replace it, or name another --out");
+  }
   report::AssessInputs in;
   CUTOVER_ASSIGN_OR_RETURN(in.mode, probe::ParseDiffMode(f.mode));
   for (const std::string& p : f.prices) CUTOVER_RETURN_IF_ERROR(ParsePrice(p, in));
@@ -75,6 +85,17 @@ Result<int> RunAssess(const AssessFlags& f, const GlobalOptions& g) {
     CUTOVER_ASSIGN_OR_RETURN(in.cost_model, report::LoadCostModel(f.cost));
     // The file may name suppliers, and so may its name.
     in.input_paths["cost"] = f.redact ? "cost file" : f.cost;
+  }
+  // A price is only used against measured rates: never drop one silently.
+  if (!f.prices.empty() && f.compat.empty()) {
+    return Status::InvalidArgument(
+        "--price needs compat records (--compat SOURCE.rec TARGET.rec): the cost per unit of work "
+        "is figured from their measured rates");
+  }
+  if (in.price_source.has_value() != in.price_target.has_value()) {
+    return Status::InvalidArgument(
+        std::string("--price needs both source=PRICE and target=PRICE; ") +
+        (in.price_source ? "target" : "source") + " is missing");
   }
 
   // Every input is read before anything is judged, so that --redact learns every name first.
@@ -142,6 +163,12 @@ Result<int> RunAssess(const AssessFlags& f, const GlobalOptions& g) {
 
   CUTOVER_ASSIGN_OR_RETURN(report::Assessment a, report::Assess(std::move(in)));
   nlohmann::json doc = report::AssessmentToJson(a);
+  if (!write_files) {
+    std::string text = DumpJson(doc, 2) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return a.ExitCode();
+  }
   CUTOVER_RETURN_IF_ERROR(MakeDirs(f.out_dir));
   const std::string html = f.out_dir + "/report.html", md = f.out_dir + "/report.md",
                     js = f.out_dir + "/report.json", xml = f.out_dir + "/junit.xml";
@@ -206,14 +233,20 @@ void AddAssessCommand(CLI::App& root, CommandContext& ctx) {
                   "host (default: the workload uses the target's installed stack) or container "
                   "(it brings its image's user-space stack)")
       ->check(CLI::IsMember({"host", "container"}));
-  cmd->add_option("--out", f->out_dir,
-                  "The directory the four files are written to (default cutover-report); here "
-                  "--out names a directory, not the single file it names elsewhere")
-      ->type_name("DIR");
+  CLI::Option* out =
+      cmd->add_option("--out", f->out_dir,
+                      "The directory the four files are written to (default cutover-report, "
+                      "none with --json alone); here --out names a directory, not the single "
+                      "file it names elsewhere")
+          ->type_name("DIR");
+  cmd->add_flag("--force", f->force, "Replace the report a directory already holds");
   cmd->add_flag("--redact", f->redact,
                 "Replace hostnames, GPU UUIDs, serial numbers and IPv4 addresses with stable "
                 "pseudonyms in every output, for reports that leave the company");
-  SetCommand(cmd, ctx, [f, &ctx]() { return RunAssess(*f, ctx.global); });
+  SetCommand(cmd, ctx, [f, out, &ctx]() {
+    f->out_given = out->count() > 0;
+    return RunAssess(*f, ctx.global);
+  });
 }
 
 }  // namespace cutover

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/time_util.h"
 #include "core/units.h"
 #include "report/assess.h"
 #include "report/render_util.h"
@@ -46,7 +47,7 @@ h1{font-size:30px;margin:0 0 4px}h2{font-size:19px;margin:28px 0 10px;border-bot
 table{border-collapse:collapse;background:#fff;width:100%;font-size:13px}
 th,td{border:1px solid #d8dce2;padding:4px 8px;text-align:left;vertical-align:top}
 th{background:#eceff3}tr.differs td{background:#fff6e0}
-.bad{color:#b3261e;font-weight:600}.warn{color:#a86400;font-weight:600}.ok{color:#1f7a3a}
+.bad{color:#b3261e;font-weight:600}.warn{color:#a86400;font-weight:600}.ok{color:#1f7a3a}.na{color:#6b6b6b}
 figure{background:#fff;margin:12px 0;padding:10px;border:1px solid #d8dce2;border-radius:6px}
 figcaption{font-size:12px;color:#555;margin-top:4px}
 svg text{font:11px system-ui,sans-serif;fill:#333}
@@ -67,6 +68,8 @@ const char* VerdictCss(Verdict v) {
     case Verdict::kBroken: return "bad";
     case Verdict::kDrift:
     case Verdict::kMissing: return "warn";
+    case Verdict::kNotApplicable:
+      return "na";  // not judged: never shown as passing
     default: return "ok";
   }
 }
@@ -131,8 +134,23 @@ std::string ErrorChart(const std::vector<CompatRow>& rows) {
     use.push_back(&r);
   }
   if (use.empty()) return "";
-  const double label_w = 300, plot_w = 460, row_h = 18, top = 40;
   const double lo = -8, hi = 2;  // 1e-8 .. 1e2
+  // Every case at the left edge (exact, or within 1e-8 of its tolerance on both sides): a line
+  // says so instead of a column of dots that shows nothing.
+  const double edge = std::pow(10.0, lo);
+  if (std::all_of(use.begin(), use.end(), [&](const CompatRow* r) {
+        return r->cmp.q_source_truth <= edge && r->cmp.q_target_truth <= edge;
+      })) {
+    return "<p class=\"chart-summary\">All " + std::to_string(use.size()) +
+           " cases are exact or within 1e-8 of their tolerance against float64 truth, on both "
+           "sides.</p>";
+  }
+  // Labels are as wide as the longest case id (about 6.6 px a character at the chart's font),
+  // so none is clipped; the plot starts after them.
+  size_t longest = 0;
+  for (const CompatRow* r : use) longest = std::max(longest, r->cmp.id.size());
+  const double label_w = std::max(120.0, 6.6 * static_cast<double>(longest) + 12);
+  const double plot_w = 460, row_h = 18, top = 40;
   double h = top + row_h * static_cast<double>(use.size()) + 24;
   auto x_of = [&](double q) {
     double l = q > 0 ? std::log10(q) : lo;
@@ -159,7 +177,7 @@ std::string ErrorChart(const std::vector<CompatRow>& rows) {
   double y = top;
   for (const CompatRow* r : use) {
     s += "<text x=\"" + Px(label_w - 6) + "\" y=\"" + Px(y + 12) + "\" text-anchor=\"end\">" +
-         Esc(r->cmp.id.substr(0, 48)) + "</text>";
+         Esc(r->cmp.id) + "</text>";
     s += "<circle cx=\"" + Px(x_of(r->cmp.q_source_truth)) + "\" cy=\"" + Px(y + 8) +
          "\" r=\"4\" fill=\"#2f6db5\"><title>source q=" + Num(r->cmp.q_source_truth) +
          "</title></circle>";
@@ -264,6 +282,13 @@ std::string RenderHtml(const Assessment& a) {
        std::to_string(a.Count("info")) + " notes &middot; mode " +
        std::string(probe::DiffModeName(a.inputs.mode)) + (a.inputs.redacted ? " &middot; redacted" : "") +
        "</p></header>\n";
+  h += "<section id=\"coverage\"><h2>Coverage</h2><table><tr><th>area</th><th>assessed</th>"
+       "<th>with</th></tr>\n";
+  for (const CoverageRow& c : a.coverage) {
+    h += "<tr><td>" + Esc(c.area) + "</td><td class=\"" + (c.assessed ? "ok\">yes" : "warn\">no") +
+         "</td><td>" + Esc(c.input) + "</td></tr>\n";
+  }
+  h += "</table></section>\n";
 
   h += "<section id=\"findings\">";
   for (const char* sev : {"blocker", "warning", "info"}) {
@@ -310,17 +335,19 @@ std::string RenderHtml(const Assessment& a) {
          "<th>q source</th><th>q target</th><th>rate source</th><th>rate target</th><th>reason</th></tr>\n";
     for (const CompatRow& r : a.compat) {
       const CaseComparison& k = r.cmp;
-      std::string speed_css = k.speed == SpeedVerdict::kSlower ? "warn" : "ok";
+      const bool na = k.verdict == Verdict::kNotApplicable;
+      std::string speed_css = na ? "na" : k.speed == SpeedVerdict::kSlower ? "warn" : "ok";
       h += "<tr><td>" + Esc(k.id) + "</td><td class=\"" + VerdictCss(k.verdict) + "\">" +
            std::string(VerdictName(k.verdict)) + "</td><td class=\"" + speed_css + "\">" +
            std::string(SpeedVerdictName(k.speed)) + "</td><td>" +
-           (k.time_ratio > 0 ? "x" + Num(k.time_ratio) + " [" + Num(k.ratio_lo) + ", " +
-                                   Num(k.ratio_hi) + "]"
-                             : "-") +
-           "</td><td>" + Num(k.q_source_truth) + "</td><td>" + Num(k.q_target_truth) +
-           "</td><td>" + (r.source_rate > 0 ? Num(r.source_rate) + " " + Esc(r.rate_unit) : "-") +
-           "</td><td>" + (r.target_rate > 0 ? Num(r.target_rate) + " " + Esc(r.rate_unit) : "-") +
-           "</td><td>" + Esc(k.reason) + "</td></tr>\n";
+           (k.time_ratio > 0
+                ? "x" + Num(k.time_ratio) + " [" + Num(k.ratio_lo) + ", " + Num(k.ratio_hi) + "]"
+                : "-") +
+           "</td><td>" + (na ? std::string("n/a") : Num(k.q_source_truth)) + "</td><td>" +
+           (na ? std::string("n/a") : Num(k.q_target_truth)) + "</td><td>" +
+           (r.source_rate > 0 ? Num(r.source_rate) + " " + Esc(r.rate_unit) : "-") + "</td><td>" +
+           (r.target_rate > 0 ? Num(r.target_rate) + " " + Esc(r.rate_unit) : "-") + "</td><td>" +
+           Esc(k.reason) + "</td></tr>\n";
     }
     h += "</table></section>\n";
     h += StabilityHtml(a);
@@ -359,13 +386,30 @@ std::string RenderHtml(const Assessment& a) {
          Esc(StrAt(r, "status", "?")) + "</b> " + Esc(StrAt(r, "reason")) + "</p>\n";
     json steps = hist.contains("steps") && hist["steps"].is_array() ? hist["steps"] : json::array();
     h += Figure("chart-canary", CanaryChart(steps), "Canary traffic percentage per step.");
-    h += "<table><tr><th>step</th><th>kind</th><th>canary %</th><th>outcome</th><th>applied</th>"
-         "</tr>\n";
+    // The failing checks with their figures, as the canary finding states them.
+    for (const ReportFinding& f : a.findings) {
+      if (f.component == "canary")
+        h += "<p class=\"" + std::string(f.severity == "blocker" ? "bad" : "warn") + "\">" +
+             Esc(f.message) + "</p>\n";
+    }
+    h += "<table><tr><th>step</th><th>kind</th><th>canary %</th><th>outcome</th>"
+         "<th>applied (weights read back)</th></tr>\n";
     for (const json& s : steps) {
+      // The weights the load balancer reported after the step was applied, and when.
+      std::string applied = "-";
+      if (s.contains("applied_at") && s["applied_at"].is_number()) {
+        applied = Rfc3339Utc(s["applied_at"].get<double>());
+        if (s.contains("readback") && s["readback"].is_object()) {
+          std::string w;
+          for (auto it = s["readback"].begin(); it != s["readback"].end(); ++it) {
+            w += (w.empty() ? "" : ", ") + it.key() + " " + it.value().dump();
+          }
+          applied += " (" + w + ")";
+        }
+      }
       h += "<tr><td>" + Num(NumAt(s, "index"), 6) + "</td><td>" + Esc(StrAt(s, "kind")) +
            "</td><td>" + Num(NumAt(s, "canary_percent"), 6) + "</td><td>" +
-           Esc(StrAt(s, "outcome", "-")) + "</td><td>" + Esc(StrAt(s, "applied_at", "-")) +
-           "</td></tr>\n";
+           Esc(StrAt(s, "outcome", "-")) + "</td><td>" + Esc(applied) + "</td></tr>\n";
     }
     h += "</table></section>\n";
   }

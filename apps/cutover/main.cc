@@ -59,6 +59,10 @@ int main(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
+    if (std::string unknown = UnknownCommandMessage(app, argc, argv); !unknown.empty()) {
+      std::fprintf(stderr, "cutover: %s\n", unknown.c_str());
+      return 2;
+    }
     if (std::string_view name = NotBuiltCommand(app); !name.empty()) {
       std::fprintf(stderr, "cutover: '%.*s' is not built yet\n", static_cast<int>(name.size()),
                    name.data());

@@ -1,8 +1,10 @@
 #include "canary/controller.h"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <set>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -109,8 +111,11 @@ TEST_F(ControllerTest, ErroringCanaryRollsBackAtFirstInterval) {
 }
 
 TEST_F(ControllerTest, NoTrafficIsInconclusiveAndRollsBackAfterTheLimit) {
-  metrics_.canary_requests = 0;
-  metrics_.baseline_requests = -1;  // no series at all
+  // Traffic stops once the rollout runs (before, the pre-flight would refuse to start).
+  clock_.on_sleep = [&](double) {
+    metrics_.canary_requests = 0;
+    metrics_.baseline_requests = -1;  // no series at all
+  };
   auto out = RunSpec(SpecText());
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->status, "rolled-back");
@@ -120,8 +125,33 @@ TEST_F(ControllerTest, NoTrafficIsInconclusiveAndRollsBackAfterTheLimit) {
   EXPECT_EQ(store_->Steps(out->rollout_id)->size(), 1u) << "never advanced";
 }
 
-TEST_F(ControllerTest, MetricsDownRollsBackAfterTheErrorLimit) {
+// Prometheus down before the first weight change: the pre-flight stops the start, nothing moves
+// and nothing is recorded.
+TEST_F(ControllerTest, MetricsDownAtStartMovesNothing) {
   metrics_.error = Status::Unavailable("prometheus: connection refused");
+  auto out = RunSpec(SpecText());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), Code::kUnavailable);
+  EXPECT_EQ(out.status().message(),
+            "canary t not started: pre-flight: metrics: prometheus: connection refused");
+  EXPECT_EQ(traffic_.set_calls, 0);
+  EXPECT_FALSE(store_->LatestRollout("t").value().has_value());
+}
+
+TEST_F(ControllerTest, BadQueryAtStartMovesNothing) {
+  metrics_.error = Status::InvalidArgument("prometheus: bad_data: parse error");
+  auto out = RunSpec(SpecText());
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(out.status().message(),
+            "canary t not started: pre-flight: metrics: prometheus: bad_data: parse error");
+  EXPECT_EQ(traffic_.set_calls, 0);
+}
+
+TEST_F(ControllerTest, MetricsDownRollsBackAfterTheErrorLimit) {
+  clock_.on_sleep = [&](double) {
+    metrics_.error = Status::Unavailable("prometheus: connection refused");
+  };
   auto out = RunSpec(SpecText());
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->status, "rolled-back");
@@ -131,7 +161,9 @@ TEST_F(ControllerTest, MetricsDownRollsBackAfterTheErrorLimit) {
 }
 
 TEST_F(ControllerTest, BadQueryIsASpecErrorAndRollsBack) {
-  metrics_.error = Status::InvalidArgument("prometheus: bad_data: parse error");
+  clock_.on_sleep = [&](double) {
+    metrics_.error = Status::InvalidArgument("prometheus: bad_data: parse error");
+  };
   auto out = RunSpec(SpecText());
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->status, "rolled-back");
@@ -468,13 +500,25 @@ TEST_F(GateTest, NoCapacitySeriesHoldsAnalysedStepButKeepsMeasuring) {
   EXPECT_GT(*store_->Steps(out->rollout_id).value()[1].applied_at, t0 + 12);
 }
 
-TEST_F(GateTest, CapacityQueryPrometheusRejectsRollsBack) {
+TEST_F(GateTest, CapacityQueryPrometheusRejectsAtStartMovesNothing) {
   metrics_.capacity_error = Status::InvalidArgument("prometheus: bad_data: parse error");
+  auto out = RunGated(kCapacity);
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().message(),
+            "canary t not started: pre-flight: capacity: prometheus: bad_data: parse error");
+  EXPECT_EQ(traffic_.set_calls, 0);
+}
+
+TEST_F(GateTest, CapacityQueryPrometheusRejectsLaterRollsBack) {
+  metrics_.capacity_value = 5;
+  clock_.on_sleep = [&](double) {
+    metrics_.capacity_error = Status::InvalidArgument("prometheus: bad_data: parse error");
+  };
   auto out = RunGated(kCapacity);
   ASSERT_TRUE(out.ok()) << out.status().ToString();
   EXPECT_EQ(out->status, "rolled-back");
   EXPECT_EQ(out->reason, "spec error in capacity.query: prometheus: bad_data: parse error");
-  EXPECT_TRUE(store_->Steps(out->rollout_id).value().empty()) << "no step was entered";
+  EXPECT_EQ(store_->Steps(out->rollout_id).value().size(), 1u) << "step 1 was never entered";
 }
 
 TEST_F(GateTest, HooksRunBeforeEachWeightChangeAndTheLastStep) {
@@ -539,6 +583,214 @@ TEST_F(GateTest, AbortAtTheGateRollsBackAndOnRollbackIsTold) {
   ASSERT_FALSE(events.empty());
   EXPECT_EQ(events.back(), "hook on_rollback: down");
   EXPECT_EQ(traffic_.weights(), (Weights{{"s1", 100}, {"d1", 0}}));
+}
+
+// One controller per rollout: a second controller started while the first drives (here from
+// inside the first's pause) is refused, names the holder and writes nothing.
+TEST_F(ControllerTest, SecondControllerIsRefusedWhileTheFirstDrives) {
+  const std::string text = SpecText("", "[{weight: 10}, {pause: {}}, {weight: 100}]");
+  auto spec = ParseSpec(text, "t.yaml");
+  ASSERT_TRUE(spec.ok());
+  auto other = RolloutStore::Open(dir_.Join("state.db"));
+  ASSERT_TRUE(other.ok());
+  FakeTraffic second_traffic{&clock_, {{"s1", 1}, {"d1", 0}}};
+  std::optional<Result<RolloutOutcome>> second;
+  size_t events_before = 0;
+  clock_.on_sleep = [&](double now) {
+    auto r = other->LatestRollout("t").value();
+    if (second || !r || r->step_index != 1) return;
+    events_before = other->Events(r->id)->size();
+    Controller c(*spec, "t.yaml", text, &*other, &second_traffic, &metrics_, &clock_);
+    second = c.Run();
+    ASSERT_TRUE(other->AddCommand(r->id, "promote", now).ok());
+  };
+  auto out = RunSpec(text);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "promoted");
+  ASSERT_TRUE(second.has_value());
+  ASSERT_FALSE(second->ok());
+  EXPECT_EQ(second->status().code(), Code::kFailedPrecondition);
+  EXPECT_EQ(second->status().message().rfind("rollout t is driven by another controller: pid " +
+                                                 std::to_string(SelfIdentity().pid) + " on host " +
+                                                 SelfIdentity().host + ", last beat ",
+                                             0),
+            0u)
+      << second->status().message();
+  EXPECT_EQ(second_traffic.set_calls, 0) << "the refused controller moved traffic";
+  auto events = store_->Events(out->rollout_id).value();
+  for (size_t i = events_before; i < events.size(); ++i) {
+    EXPECT_NE(events[i].kind, "resume") << "the refused controller wrote to the rollout";
+  }
+  EXPECT_EQ(events.front().kind, "lease");
+  EXPECT_NE(events.front().message.find("holds the lease (generation 1)"), std::string::npos)
+      << events.front().message;
+}
+
+// A controller whose lease was taken over (it was suspended past three beats: simulated by a
+// take judged at a later time) writes nothing more: not the promote it then finds, not an event,
+// not a weight.
+TEST_F(ControllerTest, ControllerThatLostItsLeaseWritesNothingMore) {
+  auto other = RolloutStore::Open(dir_.Join("state.db"));
+  ASSERT_TRUE(other.ok());
+  int set_calls_at_takeover = -1;
+  size_t events_at_takeover = 0;
+  int64_t id = 0;
+  clock_.on_sleep = [&](double now) {
+    auto r = other->LatestRollout("t").value();
+    if (set_calls_at_takeover >= 0 || !r || r->step_index != 1) return;
+    id = r->id;
+    ProcessIdentity elsewhere{.pid = 4242, .start_ticks = 1, .boot_id = "b", .host = "node-b"};
+    auto take = other->TakeLease("t", elsewhere, 1, LeaseNow() + 10);
+    ASSERT_TRUE(take.ok()) << take.status().ToString();
+    EXPECT_EQ(take->generation, 2);
+    set_calls_at_takeover = traffic_.set_calls;
+    events_at_takeover = other->Events(id)->size();
+    ASSERT_TRUE(other->AddCommand(id, "promote", now).ok());
+  };
+  auto out = RunSpec(SpecText("", "[{weight: 10}, {pause: {}}, {weight: 100}]"));
+  ASSERT_FALSE(out.ok());
+  EXPECT_EQ(out.status().code(), Code::kAborted);
+  EXPECT_EQ(out.status().message().rfind(
+                "lost the lease of rollout t (generation 1) to pid 4242 on host node-b", 0),
+            0u)
+      << out.status().message();
+  EXPECT_EQ(traffic_.set_calls, set_calls_at_takeover);
+  EXPECT_EQ(store_->Events(id)->size(), events_at_takeover);
+  EXPECT_EQ(store_->PendingCommands(id)->size(), 1u) << "the promote stays for the new holder";
+  EXPECT_EQ(store_->GetRollout(id)->step_index, 1);
+  EXPECT_EQ(store_->GetLease("t").value()->holder.pid, 4242) << "the loser released nothing";
+}
+
+// The heartbeat has a thread of its own: a hook that runs for many beat periods does not let the
+// lease go stale.
+TEST_F(ControllerTest, LongHookDoesNotStarveTheHeartbeat) {
+  testing::FakeHookRunner hooks;
+  auto other = RolloutStore::Open(dir_.Join("state.db"));
+  ASSERT_TRUE(other.ok());
+  std::optional<Status> take_during_hook;
+  hooks.answer = [&](const HookEvent& e) {
+    if (e.step == 1 && !take_during_hook) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(600));  // 12 beats
+      ProcessIdentity elsewhere{.pid = 4242, .start_ticks = 1, .boot_id = "b", .host = "node-b"};
+      take_during_hook = other->TakeLease("t", elsewhere, 1, LeaseNow()).status();
+    }
+    return Status::Ok();
+  };
+  ControllerOptions o;
+  o.hooks = &hooks;
+  o.beat_seconds = 0.05;
+  auto out = RunSpec(SpecText() + "hooks: {pre_step: {command: 'true'}}\n", o);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "promoted");
+  ASSERT_TRUE(take_during_hook.has_value());
+  EXPECT_EQ(take_during_hook->code(), Code::kFailedPrecondition) << take_during_hook->ToString();
+}
+
+TEST_F(ControllerTest, StoppedControllerReleasesItsLeaseForTheNextStart) {
+  std::atomic<bool> stop{false};
+  clock_.on_sleep = [&](double) { stop.store(true); };
+  ControllerOptions o;
+  o.stop = &stop;
+  auto out = RunSpec(SpecText(), o);
+  ASSERT_EQ(out.status().code(), Code::kAborted);
+  auto lease = store_->GetLease("t").value();
+  ASSERT_TRUE(lease.has_value());
+  EXPECT_EQ(lease->holder.pid, 0) << "released";
+  clock_.on_sleep = nullptr;
+  auto again = RunSpec(SpecText());
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->status, "promoted");
+  EXPECT_EQ(store_->GetLease("t").value()->generation, 2);
+}
+
+// `canary abort` with no controller running: the rollback done by AbortNow, as a controller
+// would, with the queued commands of the gone controller marked handled.
+TEST_F(ControllerTest, AbortNowRollsBackARolloutNoControllerDrives) {
+  std::atomic<bool> stop{false};
+  clock_.on_sleep = [&](double) {
+    auto r = store_->LatestRollout("t").value();
+    if (r && r->step_index == 1) stop.store(true);
+  };
+  ControllerOptions o;
+  o.stop = &stop;
+  ASSERT_EQ(RunSpec(SpecText(), o).status().code(), Code::kAborted);
+  clock_.on_sleep = nullptr;
+  auto r = store_->LatestRollout("t").value();
+  ASSERT_EQ(r->status, "running");
+  EXPECT_EQ(traffic_.weights(), (Weights{{"s1", 1}, {"d1", 1}}));
+  ASSERT_TRUE(store_->AddCommand(r->id, "pause", clock_.Now()).ok());
+
+  auto spec = ParseSpec(SpecText(), "t.yaml");
+  ASSERT_TRUE(spec.ok());
+  Controller c(*spec, "t.yaml", SpecText(), &*store_, &traffic_, &metrics_, &clock_);
+  auto out = c.AbortNow("aborted by command; no controller was running (released)");
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back");
+  EXPECT_EQ(out->reason, "aborted by command; no controller was running (released)");
+  EXPECT_EQ(traffic_.weights(), (Weights{{"s1", 100}, {"d1", 0}}));
+  EXPECT_EQ(store_->GetRollout(r->id)->status, "rolled-back");
+  EXPECT_EQ(store_->GetStep(r->id, 1).value()->outcome, "rolled-back");
+  EXPECT_TRUE(store_->PendingCommands(r->id)->empty());
+  std::vector<std::string> kinds;
+  for (const auto& e : store_->Events(r->id).value()) kinds.push_back(e.kind);
+  EXPECT_EQ(kinds.back(), "rollback");
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), "lease"), 2);
+  EXPECT_EQ(store_->Events(r->id).value().back().message,
+            "confirmed from load balancer counters: canary served 0 of 200 responses in 2 s");
+  // Nothing left to roll back.
+  Controller again(*spec, "t.yaml", SpecText(), &*store_, &traffic_, &metrics_, &clock_);
+  EXPECT_EQ(again.AbortNow("x").status().message(), "rollout t is rolled-back, not active");
+}
+
+TEST_F(ControllerTest, AbortNowIsRefusedWhileAControllerDrives) {
+  auto spec = ParseSpec(SpecText("", "[{weight: 10}, {pause: {}}, {weight: 100}]"), "t.yaml");
+  ASSERT_TRUE(spec.ok());
+  auto other = RolloutStore::Open(dir_.Join("state.db"));
+  ASSERT_TRUE(other.ok());
+  std::optional<Status> refused;
+  clock_.on_sleep = [&](double now) {
+    auto r = other->LatestRollout("t").value();
+    if (refused || !r || r->step_index != 1) return;
+    Controller c(*spec, "t.yaml", "", &*other, &traffic_, &metrics_, &clock_);
+    refused = c.AbortNow("x").status();
+    ASSERT_TRUE(other->AddCommand(r->id, "abort", now).ok());
+  };
+  auto out = RunSpec(SpecText("", "[{weight: 10}, {pause: {}}, {weight: 100}]"));
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->status, "rolled-back");
+  EXPECT_EQ(out->reason, "aborted by command");
+  ASSERT_TRUE(refused.has_value());
+  EXPECT_EQ(refused->code(), Code::kFailedPrecondition);
+  EXPECT_NE(refused->message().find("rollout t is driven by another controller"),
+            std::string::npos);
+}
+
+TEST_F(ControllerTest, EveryEventAndIntervalIsToldAsItHappens) {
+  std::vector<EventRow> told;
+  ControllerOptions o;
+  o.on_event = [&](const EventRow& e) { told.push_back(e); };
+  auto out = RunSpec(SpecText(), o);
+  ASSERT_TRUE(out.ok());
+  std::vector<std::string> lines;
+  for (const EventRow& e : told) lines.push_back(e.kind + ": " + e.message);
+  ASSERT_GE(lines.size(), 4u);
+  EXPECT_EQ(lines[2], "step: step 0 applied: canary 10% weights {\"d1\":1,\"s1\":9}");
+  EXPECT_EQ(lines[3],
+            "interval: interval 1 (step 0, canary 10%): error-rate pass (canary mean 0.001 <= max "
+            "0.01); realised-share pass (canary served 10% of 300 responses, intended 10% "
+            "(tolerance 10 points)); verdict pass, advance: 1 of 1 intervals passed in this "
+            "step");
+  EXPECT_EQ(lines.back().rfind("promoted: every step done", 0), 0u) << lines.back();
+  // Every stored event was told, in order.
+  std::vector<std::string> stored;
+  for (const EventRow& e : store_->Events(out->rollout_id).value()) {
+    stored.push_back(e.kind + ": " + e.message);
+  }
+  std::vector<std::string> told_events;
+  for (const std::string& l : lines) {
+    if (l.rfind("interval: ", 0) != 0) told_events.push_back(l);
+  }
+  EXPECT_EQ(told_events, stored);
 }
 
 TEST(StateTest, UnknownCommandIsRejected) {

@@ -223,6 +223,14 @@ TEST(SpecErrorTest, WeightOutOfRange) {
             "spec.yaml:16:14: steps[2].weight: must be an integer, got 2.5");
 }
 
+// A number written in quotes is a string: a type error like any other, not a number.
+TEST(SpecErrorTest, QuotedNumberIsATypeError) {
+  EXPECT_EQ(ErrorOf(Edit("      max: 0.01\n", "      max: \"0.01\"\n")),
+            "spec.yaml:31:12: analysis.checks[0].max: must be a number, got the string \"0.01\"");
+  EXPECT_EQ(ErrorOf(Edit("{weight: 25}", "{weight: '25'}")),
+            "spec.yaml:16:14: steps[2].weight: must be an integer, got the string \"25\"");
+}
+
 TEST(SpecErrorTest, UnknownKeysAreErrors) {
   EXPECT_EQ(ErrorOf(Edit("hooks:", "hookz:")),
             "spec.yaml:44:1: hookz: unknown key (expected one of: apiVersion, name, traffic, "

@@ -70,6 +70,37 @@ TEST_F(AssessCli, NoGoPairWritesFourFilesAndExitsOne) {
   EXPECT_NE(junit.find("<failure"), std::string::npos);
 }
 
+// --json alone writes the document to stdout and no file; a directory that holds a report is
+// not overwritten without --force.
+TEST_F(AssessCli, JsonAloneWritesNoFileAndNoReportIsOverwrittenUnasked) {
+  std::string out;
+  const std::string cwd = dir_.Join("cwd");
+  ASSERT_EQ(RunShell("mkdir -p " + cwd), 0);
+  EXPECT_EQ(RunShell("cd " + cwd + " && " + Cutover() + " assess --json --source " +
+                         Fp("h100-cuda12.4") + " --target " + Fp("h100-cuda12.4") + " 2>/dev/null",
+                     &out),
+            0);
+  nlohmann::json doc = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << out;
+  EXPECT_EQ(doc["schema"], "cutover.report/1");
+  EXPECT_FALSE(Exists(cwd + "/cutover-report")) << "--json alone wrote files";
+
+  const std::string report = dir_.Join("kept");
+  const std::string args =
+      "--source " + Fp("h100-cuda12.4") + " --target " + Fp("h100-cuda12.4") + " --out " + report;
+  ASSERT_EQ(Assess(args, &out), 0) << out;
+  const std::string first = Slurp(report + "/report.json");
+  EXPECT_EQ(Assess(args, &out), 2);
+  EXPECT_EQ(out, "cutover: assess: " + report +
+                     " already holds a report (report.json); pass --force to replace it, or name "
+                     "another --out\n");
+  EXPECT_EQ(Slurp(report + "/report.json"), first);
+  EXPECT_EQ(Assess(args + " --force", &out), 0) << out;
+  // --json with --out: both.
+  EXPECT_EQ(Assess(args + " --force --json", &out), 0) << out;
+  EXPECT_TRUE(nlohmann::json::parse(out, nullptr, false).is_object());
+}
+
 TEST_F(AssessCli, BadInputIsOneLineAndExitTwo) {
   std::string out;
   EXPECT_EQ(Assess("--source " + dir_.Join("absent.json") + " --target " + Fp("no-driver") +
@@ -85,6 +116,15 @@ TEST_F(AssessCli, BadInputIsOneLineAndExitTwo) {
                    &out),
             2);
   EXPECT_NE(out.find("--price source=abc"), std::string::npos) << out;
+
+  // A price without compat records is never dropped silently.
+  EXPECT_EQ(Assess("--source " + Fp("h100-cuda12.4") + " --target " + Fp("no-driver") +
+                       " --price source=2 --price target=3 --out " + dir_.Join("r"),
+                   &out),
+            2);
+  EXPECT_EQ(out,
+            "cutover: --price needs compat records (--compat SOURCE.rec TARGET.rec): the cost per "
+            "unit of work is figured from their measured rates\n");
 
   // A compat record given where a fingerprint belongs.
   std::ofstream(dir_.Join("wrong.json")) << R"({"schema": "cutover.compat-record/1"})";

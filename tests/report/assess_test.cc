@@ -132,7 +132,15 @@ TEST(AssessTest, SameHostAndSameNumericsIsGo) {
   ASSERT_EQ(a->compat.size(), 2u);
   EXPECT_EQ(a->compat[0].cmp.verdict, Verdict::kIdentical);
   ExpectValid(*a);
-  EXPECT_TRUE(Has(RenderHtml(*a), "data-verdict=\"go\""));
+  const std::string html = RenderHtml(*a);
+  EXPECT_TRUE(Has(html, "data-verdict=\"go\""));
+  // Every case exact: one line instead of a column of dots at the left edge.
+  const size_t chart = html.find("id=\"chart-error\"");
+  ASSERT_NE(chart, std::string::npos);
+  const std::string figure = html.substr(chart, html.find("</figure>", chart) - chart);
+  EXPECT_TRUE(Has(figure, "<p class=\"chart-summary\">All ")) << figure;
+  EXPECT_TRUE(Has(figure, "cases are exact or within 1e-8 of their tolerance")) << figure;
+  EXPECT_FALSE(Has(figure, "<circle")) << figure;
 }
 
 TEST(AssessTest, DriftIsGoWithRisks) {
@@ -151,6 +159,8 @@ TEST(AssessTest, DriftIsGoWithRisks) {
   ExpectValid(*a);
   std::string html = RenderHtml(*a);
   EXPECT_TRUE(Has(html, "id=\"chart-error\"")) << "the error-against-truth chart";
+  // The case ids label the dots whole, never cut.
+  EXPECT_TRUE(Has(html, "text-anchor=\"end\">" + a->compat[0].cmp.id + "</text>")) << html;
   EXPECT_TRUE(Has(html, "id=\"chart-speed\""));
 }
 
@@ -255,6 +265,67 @@ TEST(AssessTest, CeilingsComeFromTheRecordsCalibrationWhenItHasOne) {
   ASSERT_TRUE(a.ok()) << a.status().ToString();
   EXPECT_NEAR(a->compat[0].source_fraction, 0.25, 1e-9);
   EXPECT_NEAR(a->compat[1].source_fraction, 0.5, 1e-9);
+
+  // A calibration slower than a measured case is raised to it: never above 100%.
+  r.calibration.gemm_gflops = r.cases[0].timing.rate / 2;
+  in.compat_source = r;
+  in.compat_target = r;
+  Result<Assessment> slow = Assess(in);
+  ASSERT_TRUE(slow.ok());
+  EXPECT_NEAR(slow->compat[0].source_fraction, 1.0, 1e-9);
+  EXPECT_NEAR(slow->source_ceilings.at("GFLOP/s"), r.cases[0].timing.rate, 1e-9);
+}
+
+// Fingerprints alone: the report says, at the top and in the headline, that numerics, speed,
+// stability, the data plan and the canary were not assessed.
+TEST(AssessTest, CoverageSaysWhatWasNotAssessed) {
+  AssessInputs in = Pair("h100-cuda12.4", "h100-cuda12.4");
+  in.input_paths["source"] = "a.json";
+  in.input_paths["target"] = "b.json";
+  Result<Assessment> a = Assess(in);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  ASSERT_EQ(a->coverage.size(), 6u);
+  EXPECT_EQ(a->coverage[0].area, "fingerprints");
+  EXPECT_TRUE(a->coverage[0].assessed);
+  EXPECT_EQ(a->coverage[0].input, "probe fingerprints a.json, b.json");
+  EXPECT_EQ(a->coverage[1].area, "numerics");
+  EXPECT_FALSE(a->coverage[1].assessed);
+  EXPECT_EQ(a->coverage[1].input, "not measured: no --compat records");
+  EXPECT_EQ(a->coverage[2].area, "speed");
+  EXPECT_FALSE(a->coverage[2].assessed);
+  EXPECT_TRUE(Has(a->headline, "; not assessed: numerics, speed, stability, data plan, canary"))
+      << a->headline;
+  ExpectValid(*a);
+  nlohmann::json doc = AssessmentToJson(*a);
+  ASSERT_TRUE(doc.contains("coverage"));
+  EXPECT_EQ(doc["coverage"][1], nlohmann::json({{"area", "numerics"},
+                                                {"assessed", false},
+                                                {"input", "not measured: no --compat records"}}));
+  std::string md = RenderMarkdown(*a);
+  EXPECT_LT(md.find("## Coverage"), md.find("Generated ")) << md;
+  EXPECT_TRUE(Has(md, "| numerics | **no** | not measured: no --compat records |")) << md;
+  EXPECT_TRUE(Has(RenderHtml(*a), "<section id=\"coverage\">"));
+}
+
+// A case that does not apply on one side is not judged: it shows n/a in grey, never a q of 0 in
+// the passing colour.
+TEST(AssessTest, NotApplicableCaseIsNotShownAsPassing) {
+  AssessInputs in = Pair("h100-cuda12.4", "h100-cuda12.4");
+  CaseResult na = GemmCase(0, 0.001, std::string(64, 'a'));
+  na.status = "n/a";
+  na.error = "fp64 is not supported by this backend";
+  in.compat_source = Record(GemmCase(0, 0.001, std::string(64, 'a')), 0.001);
+  in.compat_target = Record(na, 0.001);
+  Result<Assessment> a = Assess(in);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  std::string html = RenderHtml(*a);
+  const std::string row = "<td class=\"na\">n/a</td><td class=\"na\">";
+  EXPECT_TRUE(Has(html, row)) << html;
+  const size_t at = html.find(row);
+  ASSERT_NE(at, std::string::npos);
+  const std::string line = html.substr(at, html.find("</tr>", at) - at);
+  EXPECT_TRUE(Has(line, "<td>n/a</td><td>n/a</td>")) << line;
+  EXPECT_FALSE(Has(line, "class=\"ok\"")) << line;
 }
 
 TEST(AssessTest, CanaryRollbackIsNoGoAndPromotionIsGo) {
@@ -272,6 +343,44 @@ TEST(AssessTest, CanaryRollbackIsNoGoAndPromotionIsGo) {
   EXPECT_EQ(a->findings.front().code, "canary.rolled-back");
   EXPECT_TRUE(Has(a->findings.front().message, "error rate 4% > 1%"));
   ExpectValid(*a);
+
+  // The failing check and its figures, from the last interval that failed.
+  in.canary_history->at("measurements") =
+      nlohmann::json::array({{{"step", 1},
+                              {"interval", 2},
+                              {"check", "error-rate"},
+                              {"verdict", "fail"},
+                              {"reason", "canary value 0.1 > max 0.01"}},
+                             {{"step", 1},
+                              {"interval", 3},
+                              {"check", "error-rate"},
+                              {"verdict", "fail"},
+                              {"reason", "canary value 0.52 > max 0.01"}},
+                             {{"step", 1},
+                              {"interval", 3},
+                              {"check", "p99-latency"},
+                              {"verdict", "pass"},
+                              {"reason", "ratio 1.1 <= max_ratio 2"}},
+                             {{"step", 1},
+                              {"interval", 3},
+                              {"check", "interval"},
+                              {"verdict", "fail"},
+                              {"reason", "rollback: 2 failing intervals"}}});
+  Result<Assessment> figures = Assess(in);
+  ASSERT_TRUE(figures.ok());
+  EXPECT_EQ(figures->findings.front().message,
+            "rollout web is rolled-back: error rate 4% > 1%; failing checks in interval 3: "
+            "error-rate: canary value 0.52 > max 0.01");
+  // The canary section: the failing check with its figures, and the applied weights.
+  in.canary_history->at("steps") = nlohmann::json::array({{{"index", 0},
+                                                           {"kind", "weight"},
+                                                           {"canary_percent", 25},
+                                                           {"outcome", "rolled-back"},
+                                                           {"applied_at", 1796601600.0},
+                                                           {"readback", {{"d1", 1}, {"s1", 3}}}}});
+  const std::string html = RenderHtml(*Assess(in));
+  EXPECT_TRUE(Has(html, "error-rate: canary value 0.52 &gt; max 0.01")) << html;
+  EXPECT_TRUE(Has(html, "<td>2026-12-07T00:00:00Z (d1 1, s1 3)</td>")) << html;
 
   in.canary_history->at("rollout")["status"] = "promoted";
   Result<Assessment> ok = Assess(in);
