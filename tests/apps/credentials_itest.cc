@@ -122,6 +122,11 @@ TEST_F(CredentialsItest, NoToolWritesTheSecretAnywhere) {
   canary::testing::LoadGenerator load("http://127.0.0.1:" + std::to_string(haproxy.port()) + "/", 2,
                                       50);
   load.Start();
+  // canary start's pre-flight asks every query for a baseline series: let Prometheus scrape
+  // HAProxy under load first, as the canary itests' fixture does.
+  Status up = canary::testing::WaitForTargetsUp(prometheus.url(), 1);
+  ASSERT_TRUE(up.ok()) << up.ToString();
+  std::this_thread::sleep_for(std::chrono::seconds(3));
   EXPECT_EQ(Run("--log-level debug canary start spec.yaml", "canary.log"), 0)
       << ReadFile(work + "/canary.log").value_or("");
   load.Stop();

@@ -225,7 +225,7 @@ TEST(CutoverBinary, CompatRunHelpIsTruthful) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_THAT(r.out, HasSubstr("an op the plugin lacks is recorded as missing"));
   EXPECT_THAT(r.out, HasSubstr("--backend cpu runs every op that has a meaning on a CPU"));
-  EXPECT_THAT(r.out, HasSubstr("after measuring the backend's copy and GEMM ceilings"));
+  EXPECT_THAT(r.out, HasSubstr("measure the backend's copy and GEMM ceilings first"));
   EXPECT_THAT(r.out, HasSubstr("CUTOVER_CUDA_PLUGIN"));
 }
 

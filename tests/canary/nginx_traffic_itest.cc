@@ -167,8 +167,10 @@ TEST_F(NginxCanaryItest, AServerMissingFromTheUpstreamStartsNoRollout) {
                               "upstream infer {\n    server " + s1_.address() + " weight=1;\n}\n")
                   .ok());
   auto out = Run();
-  EXPECT_EQ(out.status().code(), Code::kNotFound) << out.status().ToString();
-  EXPECT_NE(out.status().message().find("canary nginx-itest not started: nginx: upstream infer in"),
+  // The pre-flight finds it before any rollout is recorded or any weight is written.
+  EXPECT_EQ(out.status().code(), Code::kFailedPrecondition) << out.status().ToString();
+  EXPECT_NE(out.status().message().find("canary nginx-itest not started: pre-flight: "
+                                        "load-balancer: nginx: upstream infer in"),
             std::string::npos)
       << out.status().message();
   auto store = RolloutStore::Open(dir_.Join("state.db"));

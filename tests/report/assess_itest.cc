@@ -82,7 +82,7 @@ TEST_F(AssessCli, JsonAloneWritesNoFileAndNoReportIsOverwrittenUnasked) {
             0);
   nlohmann::json doc = nlohmann::json::parse(out, nullptr, false);
   ASSERT_TRUE(doc.is_object()) << out;
-  EXPECT_EQ(doc["schema"], "cutover.report/1");
+  EXPECT_EQ(doc["schema"], "cutover.report/2");
   EXPECT_FALSE(Exists(cwd + "/cutover-report")) << "--json alone wrote files";
 
   const std::string report = dir_.Join("kept");
