@@ -501,11 +501,7 @@ Result<RolloutSpec> ParseSpec(std::string_view yaml_text, std::string_view file_
   } catch (const YAML::Exception& e) {
     p.Error(e.mark, "", std::string("YAML: ") + e.what());
   }
-  if (!p.errors().empty()) {
-    std::string msg;
-    for (const std::string& e : p.errors()) msg += (msg.empty() ? "" : "\n") + e;
-    return Status::InvalidArgument(msg);
-  }
+  CUTOVER_RETURN_IF_ERROR(p.ErrorStatus());
   return spec;
 }
 

@@ -1,10 +1,10 @@
-// Reading YAML documents (policies, rollout specs) with errors that say where: a walker over
-// yaml-cpp nodes that checks keys and types, and collects every problem with its file, line,
-// column and dotted path, so one run of a bad file lists all its mistakes.
+// Reading YAML documents (policies, rollout specs, cost files) with errors that say where: a
+// walker over yaml-cpp nodes that checks keys and types, and collects every problem with its
+// file, line, column and dotted path, so one run of a bad file lists all its mistakes.
 //
 //   yaml::Reader r("policy.yaml");
 //   if (r.Map(root, "", kTopKeys)) name = r.String(root, "", "name", /*required=*/true);
-//   if (!r.errors().empty()) ... // "policy.yaml:3:1: nmae: unknown key (expected one of: ...)"
+//   CUTOVER_RETURN_IF_ERROR(r.ErrorStatus());  // "policy.yaml:3:1: nmae: unknown key (...)"
 //
 // Thread-safety: a Reader is used by one thread.
 #ifndef CUTOVER_CORE_YAML_READER_H_
@@ -22,6 +22,8 @@
 #include <vector>
 
 #include <yaml-cpp/yaml.h>
+
+#include "core/status.h"
 
 namespace cutover::yaml {
 
@@ -50,6 +52,14 @@ class Reader {
   explicit Reader(std::string_view file) : file_(file) {}
 
   const std::vector<std::string>& errors() const { return errors_; }
+
+  // OK when no error was collected, else InvalidArgument holding every error, one a line.
+  Status ErrorStatus() const {
+    if (errors_.empty()) return Status::Ok();
+    std::string all;
+    for (const std::string& e : errors_) all += (all.empty() ? "" : "\n") + e;
+    return Status::InvalidArgument(all);
+  }
 
   void Error(const YAML::Mark& mark, const std::string& path, const std::string& msg) {
     std::string where = file_;

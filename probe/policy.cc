@@ -216,11 +216,7 @@ Result<Policy> ParsePolicy(std::string_view yaml_text, std::string_view file_nam
   } catch (const YAML::Exception& e) {
     p.Error(e.mark, "", e.msg);
   }
-  if (!p.errors().empty()) {
-    std::string all;
-    for (const std::string& e : p.errors()) all += (all.empty() ? "" : "\n") + e;
-    return Status::InvalidArgument(all);
-  }
+  CUTOVER_RETURN_IF_ERROR(p.ErrorStatus());
   return policy;
 }
 

@@ -284,11 +284,7 @@ Result<CostModel> ParseCostModel(std::string_view yaml_text, std::string_view fi
   } catch (const YAML::Exception& e) {
     p.Error(e.mark, "", std::string("YAML: ") + e.what());
   }
-  if (!p.errors().empty()) {
-    std::string msg;
-    for (const std::string& e : p.errors()) msg += (msg.empty() ? "" : "\n") + e;
-    return Status::InvalidArgument(msg);
-  }
+  CUTOVER_RETURN_IF_ERROR(p.ErrorStatus());
   return m;
 }
 
