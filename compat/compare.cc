@@ -319,6 +319,96 @@ bool SetupDifference::Explains(const std::string& op, const std::string& dtype) 
   return false;
 }
 
+// The host differences the fingerprints embedded in two records show (CPU, glibc, GPUs, driver,
+// CUDA toolkit, cuBLAS, cuDNN, NCCL, TF32 and cuBLAS environment), each through `differ` (see
+// SetupDifferences). The GPU model is named here only when the records hold no device.
+template <typename Differ>
+void FingerprintDifferences(const nlohmann::json& fs, const nlohmann::json& ft, bool both_devices,
+                            bool run_time_override, Differ& differ) {
+  // A scalar at `ptr` as text, "" when absent or not a scalar.
+  auto text = [](const nlohmann::json& fp, const std::string& ptr) -> std::string {
+    const nlohmann::json* v = FindJson(fp, ptr);
+    if (v == nullptr) return "";
+    if (v->is_string()) return v->get<std::string>();
+    if (v->is_number() || v->is_boolean()) return v->dump();
+    return "";
+  };
+  // The values at `field` of every element of the array at `ptr`, joined with ", ".
+  auto each = [](const nlohmann::json& fp, const std::string& ptr, const std::string& field) {
+    std::string out;
+    const nlohmann::json* a = FindJson(fp, ptr);
+    if (a == nullptr || !a->is_array()) return out;
+    for (const nlohmann::json& e : *a) {
+      if (!e.is_object() || !e.contains(field)) continue;
+      const nlohmann::json& v = e[field];
+      out += (out.empty() ? "" : ", ") + (v.is_string() ? v.get<std::string>() : v.dump());
+    }
+    return out;
+  };
+  // The architecture generations ("sm_8x") of the compute capabilities, joined.
+  auto generations = [&each](const nlohmann::json& fp) {
+    std::string caps = each(fp, "/gpus", "compute_capability"), out;
+    size_t at = 0;
+    while (at < caps.size()) {
+      size_t end = caps.find(", ", at);
+      if (end == std::string::npos) end = caps.size();
+      const std::string cc = caps.substr(at, end - at);
+      const std::string major = cc.substr(0, cc.find('.'));
+      if (!major.empty()) out += (out.empty() ? "sm_" : ", sm_") + major + "x";
+      at = end + 2;
+    }
+    return out;
+  };
+  // The versions of the libraries named `name` (exactly), joined.
+  auto library = [](const nlohmann::json& fp, const std::string& name) {
+    std::string out;
+    const nlohmann::json* a = FindJson(fp, "/libraries");
+    if (a == nullptr || !a->is_array()) return out;
+    std::set<std::string> versions;
+    for (const nlohmann::json& e : *a) {
+      if (!e.is_object() || e.value("name", nlohmann::json()) != name) continue;
+      const nlohmann::json v = e.value("version", nlohmann::json());
+      versions.insert(v.is_string() ? v.get<std::string>() : "unknown");
+    }
+    for (const std::string& v : versions) out += (out.empty() ? "" : ", ") + v;
+    return out;
+  };
+  const std::string arch_why =
+      "another GPU architecture runs other kernels (tile shapes, summation order, tensor-core "
+      "accumulation)";
+  differ("CPU", text(fs, "/cpu/model"), text(ft, "/cpu/model"));
+  differ("glibc", text(fs, "/os/glibc"), text(ft, "/os/glibc"),
+         "another libm may round exp and erf differently", {"softmax", "gelu", "silu", "sdpa"});
+  if (!both_devices) {  // else the "device" line names the GPU each run used
+    differ("GPU", each(fs, "/gpus", "name"), each(ft, "/gpus", "name"),
+           "another GPU model may have another SM count or architecture");
+  }
+  differ("compute capability", each(fs, "/gpus", "compute_capability"),
+         each(ft, "/gpus", "compute_capability"), arch_why);
+  differ("GPU generation", generations(fs), generations(ft), arch_why);
+  differ("driver", text(fs, "/driver/version"), text(ft, "/driver/version"));
+  differ("driver CUDA", text(fs, "/driver/cuda_version"), text(ft, "/driver/cuda_version"));
+  differ("CUDA toolkit", each(fs, "/cuda/toolkits", "version"),
+         each(ft, "/cuda/toolkits", "version"));
+  for (const char* lib : {"cublas", "cublasLt"}) {
+    differ(lib, library(fs, lib), library(ft, lib),
+           "another cuBLAS may pick other GEMM kernels (summation order, split-K)", {"gemm"});
+  }
+  differ("cudnn", library(fs, "cudnn"), library(ft, "cudnn"),
+         "another cuDNN may pick other convolution and attention engines", {"conv2d", "sdpa"});
+  differ("nccl", library(fs, "nccl"), library(ft, "nccl"),
+         "another NCCL may reduce in another order",
+         {"all_reduce", "reduce_scatter", "all_gather", "broadcast"});
+  for (const char* var : {"NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"}) {
+    if (run_time_override && std::string_view(var) == "NVIDIA_TF32_OVERRIDE") continue;
+    differ(var, text(fs, std::string("/env/") + var), text(ft, std::string("/env/") + var),
+           "it switches TF32 math for fp32 GEMM and convolution", {"gemm", "conv2d", "sdpa"}, true);
+  }
+  differ("CUBLAS_WORKSPACE_CONFIG", text(fs, "/env/CUBLAS_WORKSPACE_CONFIG"),
+         text(ft, "/env/CUBLAS_WORKSPACE_CONFIG"),
+         "the cuBLAS workspace size limits which GEMM kernels may run", {"gemm"});
+}
+
 std::vector<SetupDifference> SetupDifferences(const CompatRecord& source,
                                               const CompatRecord& target,
                                               std::vector<std::string>* notes) {
@@ -410,88 +500,7 @@ std::vector<SetupDifference> SetupDifferences(const CompatRecord& source,
     notes->push_back("a record embeds no fingerprint: host differences are unknown");
     return out;
   }
-  // A scalar at `ptr` as text, "" when absent or not a scalar.
-  auto text = [](const nlohmann::json& fp, const std::string& ptr) -> std::string {
-    const nlohmann::json* v = FindJson(fp, ptr);
-    if (v == nullptr) return "";
-    if (v->is_string()) return v->get<std::string>();
-    if (v->is_number() || v->is_boolean()) return v->dump();
-    return "";
-  };
-  // The values at `field` of every element of the array at `ptr`, joined with ", ".
-  auto each = [](const nlohmann::json& fp, const std::string& ptr, const std::string& field) {
-    std::string out;
-    const nlohmann::json* a = FindJson(fp, ptr);
-    if (a == nullptr || !a->is_array()) return out;
-    for (const nlohmann::json& e : *a) {
-      if (!e.is_object() || !e.contains(field)) continue;
-      const nlohmann::json& v = e[field];
-      out += (out.empty() ? "" : ", ") + (v.is_string() ? v.get<std::string>() : v.dump());
-    }
-    return out;
-  };
-  // The architecture generations ("sm_8x") of the compute capabilities, joined.
-  auto generations = [&each](const nlohmann::json& fp) {
-    std::string caps = each(fp, "/gpus", "compute_capability"), out;
-    size_t at = 0;
-    while (at < caps.size()) {
-      size_t end = caps.find(", ", at);
-      if (end == std::string::npos) end = caps.size();
-      const std::string cc = caps.substr(at, end - at);
-      const std::string major = cc.substr(0, cc.find('.'));
-      if (!major.empty()) out += (out.empty() ? "sm_" : ", sm_") + major + "x";
-      at = end + 2;
-    }
-    return out;
-  };
-  // The versions of the libraries named `name` (exactly), joined.
-  auto library = [](const nlohmann::json& fp, const std::string& name) {
-    std::string out;
-    const nlohmann::json* a = FindJson(fp, "/libraries");
-    if (a == nullptr || !a->is_array()) return out;
-    std::set<std::string> versions;
-    for (const nlohmann::json& e : *a) {
-      if (!e.is_object() || e.value("name", nlohmann::json()) != name) continue;
-      const nlohmann::json v = e.value("version", nlohmann::json());
-      versions.insert(v.is_string() ? v.get<std::string>() : "unknown");
-    }
-    for (const std::string& v : versions) out += (out.empty() ? "" : ", ") + v;
-    return out;
-  };
-  const std::string arch_why =
-      "another GPU architecture runs other kernels (tile shapes, summation order, tensor-core "
-      "accumulation)";
-  differ("CPU", text(fs, "/cpu/model"), text(ft, "/cpu/model"));
-  differ("glibc", text(fs, "/os/glibc"), text(ft, "/os/glibc"),
-         "another libm may round exp and erf differently", {"softmax", "gelu", "silu", "sdpa"});
-  if (!both_devices) {  // else the "device" line names the GPU each run used
-    differ("GPU", each(fs, "/gpus", "name"), each(ft, "/gpus", "name"),
-           "another GPU model may have another SM count or architecture");
-  }
-  differ("compute capability", each(fs, "/gpus", "compute_capability"),
-         each(ft, "/gpus", "compute_capability"), arch_why);
-  differ("GPU generation", generations(fs), generations(ft), arch_why);
-  differ("driver", text(fs, "/driver/version"), text(ft, "/driver/version"));
-  differ("driver CUDA", text(fs, "/driver/cuda_version"), text(ft, "/driver/cuda_version"));
-  differ("CUDA toolkit", each(fs, "/cuda/toolkits", "version"),
-         each(ft, "/cuda/toolkits", "version"));
-  for (const char* lib : {"cublas", "cublasLt"}) {
-    differ(lib, library(fs, lib), library(ft, lib),
-           "another cuBLAS may pick other GEMM kernels (summation order, split-K)", {"gemm"});
-  }
-  differ("cudnn", library(fs, "cudnn"), library(ft, "cudnn"),
-         "another cuDNN may pick other convolution and attention engines", {"conv2d", "sdpa"});
-  differ("nccl", library(fs, "nccl"), library(ft, "nccl"),
-         "another NCCL may reduce in another order",
-         {"all_reduce", "reduce_scatter", "all_gather", "broadcast"});
-  for (const char* var : {"NVIDIA_TF32_OVERRIDE", "TORCH_ALLOW_TF32_CUBLAS_OVERRIDE"}) {
-    if (run_time_override && std::string_view(var) == "NVIDIA_TF32_OVERRIDE") continue;
-    differ(var, text(fs, std::string("/env/") + var), text(ft, std::string("/env/") + var),
-           "it switches TF32 math for fp32 GEMM and convolution", {"gemm", "conv2d", "sdpa"}, true);
-  }
-  differ("CUBLAS_WORKSPACE_CONFIG", text(fs, "/env/CUBLAS_WORKSPACE_CONFIG"),
-         text(ft, "/env/CUBLAS_WORKSPACE_CONFIG"),
-         "the cuBLAS workspace size limits which GEMM kernels may run", {"gemm"});
+  FingerprintDifferences(fs, ft, both_devices, run_time_override, differ);
   return out;
 }
 
