@@ -52,6 +52,8 @@ class Reader {
   explicit Reader(std::string_view file) : file_(file) {}
 
   const std::vector<std::string>& errors() const { return errors_; }
+  // The file name errors are reported under.
+  const std::string& file() const { return file_; }
 
   // OK when no error was collected, else InvalidArgument holding every error, one a line.
   Status ErrorStatus() const {

@@ -62,11 +62,6 @@ class CostParser : public yaml::Reader {
     const YAML::Mark m = node.Mark();
     return file() + ":" + std::to_string(m.line + 1) + ":" + std::to_string(m.column + 1);
   }
-  const std::string& file() const { return file_; }
-  void SetFile(std::string_view f) { file_ = f; }
-
- private:
-  std::string file_;
 };
 
 void ParseSelfBuilt(CostParser& p, const YAML::Node& n, const std::string& path, SelfBuiltCost& s) {
@@ -263,7 +258,6 @@ std::string_view PriceKindName(PriceKind k) {
 
 Result<CostModel> ParseCostModel(std::string_view yaml_text, std::string_view file_name) {
   CostParser p(file_name);
-  p.SetFile(file_name);
   CostModel m;
   m.file = std::string(file_name);
   YAML::Node root;
