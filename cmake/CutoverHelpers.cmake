@@ -74,3 +74,12 @@ function(cutover_tests_from_glob prefix)
     cutover_tests(${prefix}_${n} LABEL integration SOURCES ${src} DEPS ${ARG_DEPS})
   endforeach()
 endfunction()
+
+# A dlopened plugin links with --no-undefined, so a missing symbol fails the build instead of the
+# dlopen. Not under the sanitizers: a sanitized shared library leaves the runtime's symbols
+# (__asan_*, __ubsan_*, __sanitizer_cov_*) to the executable that loads it.
+function(cutover_plugin_no_undefined target)
+  if(NOT CUTOVER_SANITIZE AND NOT CUTOVER_FUZZ)
+    target_link_options(${target} PRIVATE -Wl,--no-undefined)
+  endif()
+endfunction()
