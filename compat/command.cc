@@ -632,8 +632,9 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn nod
   compare->add_option("TARGET", copts->target, "the target host's record")->required();
   compare->add_option("--junit", copts->junit, "also write the verdicts as JUnit XML");
   compare->add_flag("--fail-on-slower", copts->fail_on_slower,
-                    "exit 1 when a case is slower: the 95% interval of the time ratio above 1 "
-                    "and the ratio more than 5% above it (speed never fails without this flag)");
+                    "exit 1 when a case is slower: the 95% interval of the speed ratio (target / "
+                    "source) below 1 and the ratio more than 5% below it (speed never fails "
+                    "without this flag)");
   SetCommand(compare, ctx, [copts, &ctx]() { return RunCompare(*copts, ctx.global); });
 }
 

@@ -82,13 +82,19 @@ double UlpDistance(double x, double r, std::string_view dtype) {
 }
 
 void CompareSpeed(const CaseResult& s, const CaseResult& t, CaseComparison* c) {
-  if (s.timing.reps_s.empty() || t.timing.reps_s.empty() || s.timing.median_s <= 0) return;
-  c->time_ratio = t.timing.median_s / s.timing.median_s;
-  BootstrapRatio(s.timing.reps_s, t.timing.reps_s, PhiloxKeyForId(c->id), &c->ratio_lo,
-                 &c->ratio_hi);
-  c->speed = c->ratio_hi < 1 && c->time_ratio < 1 / (1 + kSpeedMinEffect) ? SpeedVerdict::kFaster
-             : c->ratio_lo > 1 && c->time_ratio > 1 + kSpeedMinEffect     ? SpeedVerdict::kSlower
-                                                                          : SpeedVerdict::kSame;
+  if (s.timing.reps_s.empty() || t.timing.reps_s.empty() || s.timing.median_s <= 0 ||
+      t.timing.median_s <= 0) {
+    return;
+  }
+  c->speed_ratio = s.timing.median_s / t.timing.median_s;
+  // The interval of the time ratio (target / source), turned into the speed ratio's.
+  double time_lo = 0, time_hi = 0;
+  BootstrapRatio(s.timing.reps_s, t.timing.reps_s, PhiloxKeyForId(c->id), &time_lo, &time_hi);
+  c->speed_lo = time_hi > 0 ? 1 / time_hi : 0;
+  c->speed_hi = time_lo > 0 ? 1 / time_lo : INFINITY;
+  c->speed = c->speed_lo > 1 && c->speed_ratio > 1 + kSpeedMinEffect       ? SpeedVerdict::kFaster
+             : c->speed_hi < 1 && c->speed_ratio < 1 / (1 + kSpeedMinEffect) ? SpeedVerdict::kSlower
+                                                                            : SpeedVerdict::kSame;
   auto spread = [](const CaseTiming& x) {
     return x.median_s > 0 ? (x.p90_s - x.p10_s) / x.median_s : 0.0;
   };
@@ -670,8 +676,8 @@ nlohmann::json ComparisonToJson(const Comparison& c) {
          {"nan_count", {{"source", k.source_nan}, {"target", k.target_nan}}},
          {"inf_count", {{"source", k.source_inf}, {"target", k.target_inf}}},
          {"speed", SpeedVerdictName(k.speed)},
-         {"time_ratio", num(k.time_ratio)},
-         {"time_ratio_ci95", {num(k.ratio_lo), num(k.ratio_hi)}},
+         {"speed_ratio", num(k.speed_ratio)},
+         {"speed_ratio_ci95", {num(k.speed_lo), num(k.speed_hi)}},
          {"unstable_timing", k.unstable_timing},
          {"fraction_of_ceiling", {{"source", k.source_fraction}, {"target", k.target_fraction}}},
          {"likely_causes", k.likely_causes},
@@ -706,13 +712,13 @@ std::string ComparisonTable(const Comparison& c) {
     return Fmt("%.1e", e.max_rel) + "/" + ulp;
   };
   std::snprintf(line, sizeof(line), "%-10s %-52s %-34s %-13s %-16s %-18s %s\n", "verdict", "case",
-                "speed (time ratio, 95% CI)", "of ceiling", "vs source", "vs float64", "reason");
+                "speed (target/source, 95% CI)", "of ceiling", "vs source", "vs float64", "reason");
   out += line;
   for (const CaseComparison& k : c.cases) {
     std::string speed = std::string(SpeedVerdictName(k.speed));
     if (k.speed != SpeedVerdict::kUnknown) {
-      speed += Fmt(" x%.2f", k.time_ratio) + Fmt(" [%.2f,", k.ratio_lo) +
-               Fmt(" %.2f]", k.ratio_hi) + (k.unstable_timing ? " unstable" : "");
+      speed += Fmt(" x%.2f", k.speed_ratio) + Fmt(" [%.2f,", k.speed_lo) +
+               Fmt(" %.2f]", k.speed_hi) + (k.unstable_timing ? " unstable" : "");
     }
     const std::string vs_source = k.has_error_stats ? err(k.target_vs_source) : "-";
     const std::string vs_truth = k.has_error_stats ? err(k.target_vs_truth) : "-";
@@ -761,7 +767,7 @@ JunitReport ComparisonJunit(const Comparison& c) {
     JunitCase jc{.classname = "compat." + k.op, .name = k.id};
     jc.message = std::string(VerdictName(k.verdict)) + ": " + k.reason;
     if (c.fail_on_slower && k.speed == SpeedVerdict::kSlower) {
-      jc.message += Fmt("; slower x%.2f", k.time_ratio);
+      jc.message += Fmt("; slower: speed x%.2f of the source", k.speed_ratio);
     }
     if (k.verdict == Verdict::kRegression || k.verdict == Verdict::kBroken ||
         (c.fail_on_slower && k.speed == SpeedVerdict::kSlower)) {

@@ -39,7 +39,8 @@
 
 namespace cutover {
 
-inline constexpr char kCompatCompareSchema[] = "cutover.compat-compare/1";
+// 2: speed_ratio (target / source speed) replaced time_ratio (target / source time).
+inline constexpr char kCompatCompareSchema[] = "cutover.compat-compare/2";
 
 enum class Verdict {
   kIdentical,
@@ -50,7 +51,9 @@ enum class Verdict {
   kMissing,
   kNotApplicable
 };
-// faster / slower need the 95% interval of the time ratio to exclude 1 AND the ratio itself to
+// Speed is the target's over the source's (source median time / target median time): above 1 the
+// target is faster, the direction of every ratio cutover prints (DESIGN.md, "Ratios").
+// faster / slower need the 95% interval of the speed ratio to exclude 1 AND the ratio itself to
 // differ from 1 by more than kSpeedMinEffect (docs/compat.md says why); otherwise same.
 enum class SpeedVerdict { kFaster, kSame, kSlower, kUnknown };
 inline constexpr double kSpeedMinEffect = 0.05;
@@ -91,7 +94,8 @@ struct CaseComparison {
   // NaN and Inf among all outputs, from the records.
   uint64_t source_nan = 0, source_inf = 0, target_nan = 0, target_inf = 0;
   SpeedVerdict speed = SpeedVerdict::kUnknown;
-  double time_ratio = 0, ratio_lo = 0, ratio_hi = 0;  // target / source median time; 95% CI
+  // Target / source speed (source median time / target median time) and its 95% interval.
+  double speed_ratio = 0, speed_lo = 0, speed_hi = 0;
   bool unstable_timing = false;  // (p90 - p10) / median > kUnstableSpread on either side
   // Each side's rate as a fraction of its own calibrated ceiling (0: not calibrated).
   double source_fraction = 0, target_fraction = 0;

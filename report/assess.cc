@@ -235,7 +235,7 @@ void AddCompat(Assessment& a) {
       "expect numerics changes; re-validate model accuracy on the target");
   add("warning", "compat.slower",
       ids_with([](const CaseComparison& k) { return k.speed == SpeedVerdict::kSlower; }),
-      "slower on the target (95% interval of the time ratio above 1)",
+      "slower on the target (95% interval of the target / source speed ratio below 1)",
       "check clocks, power limits and library versions; size the target for the slowdown");
   add("warning", "compat.noisier", ids_with([](const CaseComparison& k) {
         return k.stability.verdict == StabilityVerdict::kNoisier;
@@ -507,8 +507,8 @@ json AssessmentToJson(const Assessment& a) {
                        {"verdict", std::string(VerdictName(k.verdict))},
                        {"reason", k.reason},
                        {"speed", std::string(SpeedVerdictName(k.speed))},
-                       {"time_ratio", OptNum(k.time_ratio)},
-                       {"ratio_interval", {k.ratio_lo, k.ratio_hi}},
+                       {"speed_ratio", OptNum(k.speed_ratio)},
+                       {"speed_ratio_ci95", {OptNum(k.speed_lo), OptNum(k.speed_hi)}},
                        {"q_source_truth", k.q_source_truth},
                        {"q_target_truth", k.q_target_truth},
                        {"rate_unit", r.rate_unit},
@@ -658,13 +658,13 @@ std::string RenderMarkdown(const Assessment& a) {
   }
   md += "\n";
   if (a.comparison) {
-    md += "## Compat\n\n| case | numerics | speed (target/source time) | q source | q target | "
+    md += "## Compat\n\n| case | numerics | speed (target/source) | q source | q target | "
           "ceiling fraction source / target |\n|---|---|---|---|---|---|\n";
     for (const CompatRow& r : a.compat) {
       const CaseComparison& k = r.cmp;
       md += "| " + Cell(k.id) + " | " + std::string(VerdictName(k.verdict)) + " | " +
             std::string(SpeedVerdictName(k.speed)) +
-            (k.time_ratio > 0 ? " x" + Num(k.time_ratio) : "") + " | " + Num(k.q_source_truth) +
+            (k.speed_ratio > 0 ? " x" + Num(k.speed_ratio) : "") + " | " + Num(k.q_source_truth) +
             " | " + Num(k.q_target_truth) + " | " +
             (r.source_fraction > 0 ? Num(r.source_fraction, 2) : "-") + " / " +
             (r.target_fraction > 0 ? Num(r.target_fraction, 2) : "-") + " |\n";

@@ -80,9 +80,9 @@ std::string SpeedChart(const std::vector<CompatRow>& rows) {
   std::map<std::string, std::vector<double>> by_op;
   std::vector<std::string> order;
   for (const CompatRow& r : rows) {
-    if (!(r.cmp.time_ratio > 0) || !std::isfinite(r.cmp.time_ratio)) continue;
+    if (!(r.cmp.speed_ratio > 0) || !std::isfinite(r.cmp.speed_ratio)) continue;
     if (by_op.find(r.cmp.op) == by_op.end()) order.push_back(r.cmp.op);
-    by_op[r.cmp.op].push_back(std::log2(1.0 / r.cmp.time_ratio));
+    by_op[r.cmp.op].push_back(std::log2(r.cmp.speed_ratio));
   }
   if (order.empty()) return "";
   const double label_w = 110, plot_w = 520, row_h = 22, top = 24;
@@ -331,7 +331,7 @@ std::string RenderHtml(const Assessment& a) {
     h += Figure("chart-ceiling", CeilingChart(a.compat),
                 "Per case: its rate as a fraction of the same side's best measured rate of that "
                 "unit (GB/s: copy and triad; GFLOP/s: the fastest GEMM).");
-    h += "<table><tr><th>case</th><th>numerics</th><th>speed</th><th>target/source time</th>"
+    h += "<table><tr><th>case</th><th>numerics</th><th>speed</th><th>target/source speed (95% CI)</th>"
          "<th>q source</th><th>q target</th><th>rate source</th><th>rate target</th><th>reason</th></tr>\n";
     for (const CompatRow& r : a.compat) {
       const CaseComparison& k = r.cmp;
@@ -340,8 +340,8 @@ std::string RenderHtml(const Assessment& a) {
       h += "<tr><td>" + Esc(k.id) + "</td><td class=\"" + VerdictCss(k.verdict) + "\">" +
            std::string(VerdictName(k.verdict)) + "</td><td class=\"" + speed_css + "\">" +
            std::string(SpeedVerdictName(k.speed)) + "</td><td>" +
-           (k.time_ratio > 0
-                ? "x" + Num(k.time_ratio) + " [" + Num(k.ratio_lo) + ", " + Num(k.ratio_hi) + "]"
+           (k.speed_ratio > 0
+                ? "x" + Num(k.speed_ratio) + " [" + Num(k.speed_lo) + ", " + Num(k.speed_hi) + "]"
                 : "-") +
            "</td><td>" + (na ? std::string("n/a") : Num(k.q_source_truth)) + "</td><td>" +
            (na ? std::string("n/a") : Num(k.q_target_truth)) + "</td><td>" +

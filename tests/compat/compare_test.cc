@@ -227,7 +227,7 @@ TEST(CompareTest, IdenticalTimingsAreTheSameSpeed) {
   CompatRecord a = Timed({1.0, 1.01, 0.99, 1.02, 0.98});
   Comparison c = CompareRecords(a, a);
   EXPECT_EQ(c.cases[0].speed, SpeedVerdict::kSame);
-  EXPECT_EQ(c.cases[0].time_ratio, 1.0);
+  EXPECT_EQ(c.cases[0].speed_ratio, 1.0);
   EXPECT_EQ(ComparisonTable(c).find("slower"), std::string::npos) << ComparisonTable(c);
 }
 
@@ -235,7 +235,7 @@ TEST(CompareTest, ASmallButCertainDifferenceIsTheSameSpeed) {
   CompatRecord a = Timed({1.0, 1.001, 0.999, 1.002, 0.998});
   CompatRecord b = Timed({1.03, 1.031, 1.029, 1.032, 1.028});  // 3% slower, tight spread
   Comparison c = CompareRecords(a, b);
-  EXPECT_GT(c.cases[0].ratio_lo, 1.0);               // the interval excludes 1 ...
+  EXPECT_LT(c.cases[0].speed_hi, 1.0);               // the interval excludes 1 ...
   EXPECT_EQ(c.cases[0].speed, SpeedVerdict::kSame);  // ... but the effect is under 5%
   EXPECT_EQ(CompareRecords(b, a).cases[0].speed, SpeedVerdict::kSame);
 }
@@ -253,6 +253,26 @@ TEST(CompareTest, SlowerFailsOnlyWhenAsked) {
   EXPECT_EQ(ComparisonToJson(c)["failed"], true);
   EXPECT_EQ(ComparisonJunit(c).suites[0].cases[0].outcome, JunitOutcome::kFailed);
   EXPECT_EQ(CompareRecords(b, a).cases[0].speed, SpeedVerdict::kFaster);
+}
+
+// One ratio direction everywhere (DESIGN.md "Ratios"): target / source speed, above 1 = target
+// faster, in the struct, the --json and the table alike.
+TEST(CompareTest, SpeedIsTargetOverSourceAboveOneFasterInEveryOutput) {
+  CompatRecord source = Timed({2.0, 2.02, 1.98, 2.04, 1.96});
+  CompatRecord target = Timed({1.0, 1.01, 0.99, 1.02, 0.98});  // twice as fast
+  Comparison c = CompareRecords(source, target);
+  const CaseComparison& k = c.cases[0];
+  EXPECT_EQ(k.speed, SpeedVerdict::kFaster);
+  EXPECT_NEAR(k.speed_ratio, 2.0, 1e-9);
+  EXPECT_GT(k.speed_lo, 1.0);
+  EXPECT_LE(k.speed_lo, k.speed_ratio);
+  EXPECT_GE(k.speed_hi, k.speed_ratio);
+  const nlohmann::json j = ComparisonToJson(c);
+  EXPECT_EQ(j["schema"], "cutover.compat-compare/2");
+  EXPECT_NEAR(j["cases"][0]["speed_ratio"].get<double>(), 2.0, 1e-9);
+  EXPECT_FALSE(j["cases"][0].contains("time_ratio"));
+  EXPECT_NE(ComparisonTable(c).find("faster x2.00 ["), std::string::npos) << ComparisonTable(c);
+  EXPECT_NEAR(CompareRecords(target, source).cases[0].speed_ratio, 0.5, 1e-9);
 }
 
 TEST(CompareTest, RecordsOfAnotherOpTableAreRefused) {

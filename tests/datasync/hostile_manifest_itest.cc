@@ -29,12 +29,9 @@ namespace {
 
 const ChunkerParams kSmall{4096, 16384, 131072};
 
-// RSS means nothing under the sanitizers (shadow memory, quarantine): those checks are skipped.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr bool kMeasureRss = false;
-#else
-constexpr bool kMeasureRss = true;
-#endif
+// RSS means nothing under AddressSanitizer (shadow memory, quarantine): those checks are skipped
+// (the test of kAddressSanitizer sees clang's __has_feature as well as gcc's macro).
+constexpr bool kMeasureRss = !testing::kAddressSanitizer;
 
 struct Outcome {
   int code = -1;        // exit status, or 128 + signal
