@@ -410,12 +410,15 @@ void AddMirrorCommand(CLI::App& cmd, CommandContext& ctx) {
   mirror->add_option("--max-fields", o.compare.max_fields, "Distinct fields tracked")
       ->capture_default_str();
   mirror->add_option("--duration", flags->duration, "Stop after this long (30s, 10m)");
-  mirror->add_option("--requests", o.max_requests, "Stop after answering this many requests");
+  mirror->add_option("--requests", o.max_requests, "Stop after answering this many requests")
+      ->check(IntRange(1, 2147483647));
   mirror
       ->add_option("--queue", o.queue_capacity,
                    "Copies waiting to be sent; when full a copy is dropped and counted")
       ->capture_default_str();
-  mirror->add_option("--workers", o.workers, "Threads sending copies")->capture_default_str();
+  mirror->add_option("--workers", o.workers, "Threads sending copies")
+      ->check(IntRange(1, 256))
+      ->capture_default_str();
   SetCommand(mirror, ctx, [&ctx, flags]() { return RunMirror(ctx.global, *flags); });
 }
 

@@ -264,7 +264,6 @@ Result<int> RunSoakSuite(const RunOptions& o, const GlobalOptions& g, SuiteRunOp
 Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
                      const NodeFingerprintFn& node_fingerprint = {}) {
   if (o.suite == "cluster") return RunCluster(o, g, node_fingerprint);
-  if (o.record.empty()) return Status::InvalidArgument("compat run: --record OUT is required");
   if (!o.soak.empty() && o.resume) {
     return Status::InvalidArgument("compat run: --soak and --resume cannot be used together");
   }
@@ -556,7 +555,9 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn nod
                   "an MPI job: start it with mpirun or srun --mpi=pmix; OpenMPI 4)")
       ->check(CLI::IsMember({"quick", "standard", "full", "cluster"}));
   run->add_option("--ops", opts->ops, "only these ops (comma-separated)")->delimiter(',');
-  run->add_option("--record", opts->record, "write the record to this file");
+  run->add_option("--record", opts->record, "write the record to this file")
+      ->type_name("FILE")
+      ->required();
   run->add_option("--accumulate", opts->accumulate, "fp32 (default) or fp64 accumulation (cpu)")
       ->check(CLI::IsMember({"fp32", "fp64"}));
   run->add_option("--fingerprint", opts->fingerprint,

@@ -1,6 +1,7 @@
 #include "core/cli.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -54,6 +55,48 @@ CLI::Validator IntRange(int64_t lo, int64_t hi) {
         return "";
       },
       "INT in " + range);
+}
+
+namespace {
+
+// Empty when `value` is all of an integer (signed when `allow_negative`), else the error.
+std::string CheckInteger(const std::string& value, bool allow_negative) {
+  const char* kind = allow_negative ? "an integer" : "a non-negative integer";
+  size_t used = 0;
+  try {
+    const long long v = std::stoll(value, &used, 10);
+    if (used == value.size() && (allow_negative || v >= 0)) return "";
+  } catch (const std::exception&) {
+  }
+  return std::string("expected ") + kind + ", got '" + value + "'";
+}
+
+std::string CheckNumber(const std::string& value) {
+  size_t used = 0;
+  try {
+    const double v = std::stod(value, &used);
+    if (used == value.size() && std::isfinite(v)) return "";
+  } catch (const std::exception&) {
+  }
+  return "expected a number, got '" + value + "'";
+}
+
+}  // namespace
+
+void AddNumberChecks(CLI::App* app) {
+  for (CLI::Option* opt : app->get_options()) {
+    const std::string type = opt->get_type_name();
+    if (type == "INT") {
+      opt->check(CLI::Validator([](std::string& v) { return CheckInteger(v, true); }, ""));
+    } else if (type == "UINT") {
+      opt->check(CLI::Validator([](std::string& v) { return CheckInteger(v, false); }, ""));
+    } else if (type == "FLOAT") {
+      opt->check(CLI::Validator([](std::string& v) { return CheckNumber(v); }, ""));
+    }
+  }
+  for (CLI::App* sub : app->get_subcommands([](CLI::App*) { return true; })) {
+    AddNumberChecks(sub);
+  }
 }
 
 size_t EditDistance(std::string_view a, std::string_view b) {

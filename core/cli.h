@@ -55,6 +55,12 @@ std::string UnknownCommandMessage(const CLI::App& root, int argc, const char* co
 // the flag, so `--reps abc` reads "--reps: expected an integer in 1..1000, got 'abc'".
 CLI::Validator IntRange(int64_t lo, int64_t hi);
 
+// Gives every numeric option under `app` (type INT, UINT or FLOAT, and no check of its own) a
+// check whose error names the flag and the type expected, so `--timeout-s abc` reads
+// "--timeout-s: expected a number, got 'abc'" and not CLI11's conversion message. Its
+// description is empty, so --help is unchanged. Call once, after every command is added.
+void AddNumberChecks(CLI::App* app);
+
 // The edit distance (insertions, deletions, substitutions) between `a` and `b`.
 size_t EditDistance(std::string_view a, std::string_view b);
 

@@ -339,7 +339,30 @@ std::string InputPath(const AssessInputs& in, const std::string& key) {
   return it != in.input_paths.end() ? it->second : std::string("?");
 }
 
-std::vector<CoverageRow> Coverage(const AssessInputs& in) {
+// The stability row: assessed when at least one case ran kStabilityMinReps repetitions a side
+// (compat run --soak, or --reps 30), which is what a stability verdict needs.
+CoverageRow StabilityCoverage(const std::optional<Comparison>& cmp) {
+  if (!cmp) return {"stability", false, "not measured: no --compat records"};
+  int assessed = 0, cases = 0;
+  for (const CaseComparison& k : cmp->cases) {
+    if (k.stability.source.reps == 0 || k.stability.target.reps == 0) continue;
+    ++cases;
+    if (k.stability.verdict != StabilityVerdict::kNotAssessed) ++assessed;
+  }
+  if (assessed == 0) {
+    return {"stability", false,
+            "not assessed: no case ran " + std::to_string(kStabilityMinReps) +
+                " repetitions a side (compat run --soak, or --reps " +
+                std::to_string(kStabilityMinReps) + ")"};
+  }
+  return {"stability", true,
+          std::to_string(assessed) + " of " + std::to_string(cases) +
+              " timed cases with at least " + std::to_string(kStabilityMinReps) +
+              " repetitions a side, from the compat records"};
+}
+
+// REQUIRES: AddCompat has run when the inputs hold compat records.
+std::vector<CoverageRow> Coverage(const AssessInputs& in, const std::optional<Comparison>& cmp) {
   const bool compat = in.compat_source.has_value();
   const std::string records = compat ? "compat records " + InputPath(in, "compat source") + ", " +
                                            InputPath(in, "compat target")
@@ -348,9 +371,7 @@ std::vector<CoverageRow> Coverage(const AssessInputs& in) {
            "probe fingerprints " + InputPath(in, "source") + ", " + InputPath(in, "target")},
           {"numerics", compat, records},
           {"speed", compat, records},
-          {"stability", false,
-           compat ? std::string("not assessed: the report does not judge run-to-run stability yet")
-                  : std::string("not measured: no --compat records")},
+          StabilityCoverage(cmp),
           {"data plan", in.datasync_plan.has_value(),
            in.datasync_plan ? "datasync plan " + InputPath(in, "datasync plan")
                             : std::string("not assessed: no --datasync plan")},
@@ -409,7 +430,6 @@ Result<Assessment> Assess(AssessInputs inputs) {
         a.cost_model,
         ComputeCost(*a.inputs.cost_model, *a.inputs.compat_source, *a.inputs.compat_target));
   }
-  a.coverage = Coverage(a.inputs);
   a.diff = probe::Diff(a.inputs.source, a.inputs.target, a.inputs.mode, probe::BuiltinRules());
   for (const probe::DiffFinding& f : a.diff.findings) {
     a.findings.push_back({.severity = f.severity,
@@ -423,6 +443,7 @@ Result<Assessment> Assess(AssessInputs inputs) {
   a.hosts = HostTable(a.inputs.source, a.inputs.target);
   if (a.inputs.compat_source) AddCompat(a);
   if (a.inputs.canary_history) AddCanary(a);
+  a.coverage = Coverage(a.inputs, a.comparison);
   std::stable_sort(a.findings.begin(), a.findings.end(), [](const auto& x, const auto& y) {
     return SeverityRank(x.severity) < SeverityRank(y.severity);
   });

@@ -49,6 +49,7 @@ int main(int argc, char** argv) {
   AddDatasyncCommand(app, ctx);
   AddCanaryCommand(app, ctx);
   AddAssessCommand(app, ctx);
+  AddNumberChecks(&app);
 
   try {
     app.parse(argc, argv);

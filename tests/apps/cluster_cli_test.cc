@@ -88,7 +88,7 @@ TEST(ClusterCli, BadOptionsAreRefusedBeforeMpi) {
   EXPECT_THAT(r.output, HasSubstr("--max-bytes 8 is below --min-bytes 1048576"));
   r = RunCluster({}, {});
   EXPECT_EQ(r.exit_status, 2) << r.output;
-  EXPECT_EQ(r.output, "cutover: compat run: --record OUT is required\n");
+  EXPECT_EQ(r.output, "cutover: --record is required\nRun with --help for usage.\n");
 }
 
 TEST(ClusterCli, CompareRefusesAClusterRecordWithASingleNodeOne) {

@@ -351,7 +351,7 @@ TEST(CutoverBinary, CompatRunRefusesPluginOfAnotherAbi) {
 TEST(CutoverBinary, CompatRunCpuNeedsARecord) {
   ProcResult r = RunCutover({"compat", "run", "--backend", "cpu"});
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_EQ(r.err, "cutover: compat run: --record OUT is required\n");
+  EXPECT_EQ(r.err, "cutover: --record is required\nRun with --help for usage.\n");
 }
 
 TEST(CutoverBinary, CompatRunKilledResumesAndCompareExitCodes) {

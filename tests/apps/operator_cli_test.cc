@@ -93,6 +93,63 @@ TEST(OperatorCli, BadValueNamesTheFlagAndTheType) {
   EXPECT_NE(jobs.out.find("--jobs: must be in 1..256, got 0"), std::string::npos) << jobs.out;
 }
 
+// The words of a --help section ("Subcommands:", "Options:"), up to the blank line after it.
+std::vector<std::string> SectionLines(const std::string& help, const std::string& title) {
+  std::vector<std::string> lines;
+  size_t at = help.find("\n" + title + "\n");
+  if (at == std::string::npos) return lines;
+  at += title.size() + 2;
+  while (at < help.size()) {
+    const size_t end = help.find('\n', at);
+    const std::string line = help.substr(at, end == std::string::npos ? end : end - at);
+    if (line.empty()) break;
+    lines.push_back(line);
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return lines;
+}
+
+// Every numeric option of every command (found by walking --help, so a new one is covered the
+// day it is added) answers a word with its flag and the type it expects, exit 2, never CLI11's
+// conversion message.
+TEST(OperatorCli, EveryNumericOptionOfEveryCommandNamesItsFlagAndType) {
+  std::vector<std::string> todo = {""};
+  int checked = 0, commands = 0;
+  while (!todo.empty()) {
+    const std::string cmd = todo.back();
+    todo.pop_back();
+    ++commands;
+    CliRun help = Cutover(cmd + " --help");
+    ASSERT_EQ(help.rc, 0) << cmd << ": " << help.out;
+    for (const std::string& line : SectionLines(help.out, "Subcommands:")) {
+      const size_t from = line.find_first_not_of(' ');
+      todo.push_back(cmd + " " + line.substr(from, line.find(' ', from) - from));
+    }
+    for (const std::string& line : SectionLines(help.out, "Options:")) {
+      // "  -f,--step-factor INT:INT in 2..1024  ..." or "  --rel-tol FLOAT=0.001  ...".
+      const size_t flag = line.find("--");
+      if (flag == std::string::npos) continue;
+      const size_t space = line.find(' ', flag);
+      if (space == std::string::npos) continue;
+      const std::string name = line.substr(flag, space - flag);
+      const std::string type = line.substr(space + 1, line.find_first_of(" :=", space + 1) - space - 1);
+      if (type != "INT" && type != "UINT" && type != "FLOAT") continue;
+      ++checked;
+      CliRun r = Cutover(cmd + " " + name + " abc");
+      EXPECT_EQ(r.rc, 2) << cmd << " " << name << ": " << r.out;
+      const std::string expected = "cutover: " + name + ": expected " +
+                                   (type == "FLOAT"  ? std::string("a number")
+                                    : type == "UINT" ? std::string("a non-negative integer")
+                                                     : std::string("an integer")) ;
+      EXPECT_EQ(r.out.rfind(expected, 0), 0u) << cmd << " " << name << ":\n" << r.out;
+      EXPECT_NE(r.out.find("got 'abc'"), std::string::npos) << cmd << " " << name << ": " << r.out;
+    }
+  }
+  EXPECT_GT(commands, 30);
+  EXPECT_GE(checked, 25) << "the walk found too few numeric options to be the whole CLI";
+}
+
 TEST(OperatorCli, DashReadsStdinAndStrictFailsOnWarnings) {
   testing::TempDir dir;
   const std::string fixtures = testing::SourceDir() + "/tests/fixtures/hosts/";

@@ -307,6 +307,34 @@ TEST(AssessTest, CoverageSaysWhatWasNotAssessed) {
   EXPECT_TRUE(Has(RenderHtml(*a), "<section id=\"coverage\">"));
 }
 
+// The stability row follows the records: a quick run (9 repetitions) cannot judge it, and says
+// what would; a soak's 30 repetitions a side can, and the row says how many cases it judged.
+TEST(AssessTest, CoverageOfStabilityFollowsTheRepetitionsOfTheRecords) {
+  AssessInputs in = Pair("h100-cuda12.4", "h100-cuda12.4");
+  in.compat_source = Record(GemmCase(0, 1e-3, std::string(64, 'a')), 2e-3);
+  in.compat_target = in.compat_source;
+  Result<Assessment> quick = Assess(in);
+  ASSERT_TRUE(quick.ok()) << quick.status().ToString();
+  ASSERT_EQ(quick->coverage[3].area, "stability");
+  EXPECT_FALSE(quick->coverage[3].assessed);
+  EXPECT_EQ(quick->coverage[3].input,
+            "not assessed: no case ran 30 repetitions a side (compat run --soak, or --reps 30)");
+  EXPECT_TRUE(Has(quick->headline, "not assessed: stability")) << quick->headline;
+
+  for (CompatRecord* r : {&*in.compat_source, &*in.compat_target}) {
+    CaseResult& gemm = r->cases[0];
+    gemm.timing.reps_s.clear();
+    for (int i = 0; i < 30; ++i) gemm.timing.reps_s.push_back(1e-3 * (1 + 0.001 * (i % 7)));
+  }
+  Result<Assessment> soak = Assess(in);
+  ASSERT_TRUE(soak.ok()) << soak.status().ToString();
+  EXPECT_TRUE(soak->coverage[3].assessed) << soak->coverage[3].input;
+  EXPECT_EQ(soak->coverage[3].input,
+            "1 of 2 timed cases with at least 30 repetitions a side, from the compat records");
+  EXPECT_FALSE(Has(soak->headline, "stability")) << soak->headline;
+  ExpectValid(*soak);
+}
+
 // A case that does not apply on one side is not judged: it shows n/a in grey, never a q of 0 in
 // the passing colour.
 TEST(AssessTest, NotApplicableCaseIsNotShownAsPassing) {
