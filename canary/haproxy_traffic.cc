@@ -13,23 +13,13 @@
 #include <cstring>
 #include <utility>
 
+#include "core/strings.h"
+
 namespace cutover::canary {
 namespace {
 
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() &&
-         (s.front() == ' ' || s.front() == '\t' || s.front() == '\r' || s.front() == '\n')) {
-    s.remove_prefix(1);
-  }
-  while (!s.empty() &&
-         (s.back() == ' ' || s.back() == '\t' || s.back() == '\r' || s.back() == '\n')) {
-    s.remove_suffix(1);
-  }
-  return s;
-}
 
 std::vector<std::string_view> SplitFields(std::string_view line) {
   std::vector<std::string_view> out;

@@ -83,3 +83,22 @@ function(cutover_plugin_no_undefined target)
     target_link_options(${target} PRIVATE -Wl,--no-undefined)
   endif()
 endfunction()
+
+# cutover_embed_text(OUT_VAR HEADER h NAMESPACE ns FUNCTION fn FILES f...): generates a source
+# file defining `std::string_view ns::fn(std::string_view file_name)` that returns each file's
+# text (cmake/embed_text.cmake), regenerated when a file changes; its path goes to OUT_VAR, for
+# the library's SOURCES.
+function(cutover_embed_text out_var)
+  cmake_parse_arguments(E "" "HEADER;NAMESPACE;FUNCTION" "FILES" ${ARGN})
+  set(out ${CMAKE_CURRENT_BINARY_DIR}/${E_FUNCTION}_embedded.cc)
+  string(REPLACE ";" "|" inputs "${E_FILES}")
+  add_custom_command(
+    OUTPUT ${out}
+    COMMAND ${CMAKE_COMMAND} -DOUT=${out} -DINPUTS=${inputs} -DHEADER=${E_HEADER}
+            -DNAMESPACE=${E_NAMESPACE} -DFUNCTION=${E_FUNCTION}
+            -P ${PROJECT_SOURCE_DIR}/cmake/embed_text.cmake
+    DEPENDS ${E_FILES} ${PROJECT_SOURCE_DIR}/cmake/embed_text.cmake
+    COMMENT "Embedding ${E_FILES}"
+    VERBATIM)
+  set(${out_var} ${out} PARENT_SCOPE)
+endfunction()

@@ -11,6 +11,8 @@
 
 #include <unistd.h>
 
+#include "core/strings.h"
+
 namespace cutover::failpoint {
 
 std::atomic<bool> g_armed{false};
@@ -36,12 +38,6 @@ struct PointSet {
 // Constant-initialized, so a point hit during another file's static initialization is safe.
 std::atomic<const PointSet*> g_set{nullptr};
 std::mutex g_configure_mu;
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
-  return s;
-}
 
 // Parses a decimal integer >= `min`; false when `text` is anything else.
 bool ParseLong(std::string_view text, long min, long* out) {

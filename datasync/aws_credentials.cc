@@ -5,21 +5,10 @@
 #include <cstring>
 
 #include "core/file_util.h"
+#include "core/strings.h"
 
 namespace cutover {
 namespace {
-
-std::string_view Trim(std::string_view s) {
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
-  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
-  return s;
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::optional<std::string> NonEmpty(const EnvLookup& env, std::string_view name) {
   std::optional<std::string> v = env(name);
@@ -67,7 +56,7 @@ Result<AwsCredentials> ParseAwsCredentialsFile(std::string_view text, std::strin
                                      ": expected key = value");
     }
     if (!in_profile) continue;
-    std::string key = Lower(Trim(line.substr(0, eq)));
+    std::string key = AsciiLower(Trim(line.substr(0, eq)));
     std::string value(Trim(line.substr(eq + 1)));
     if (key == "aws_access_key_id") {
       c.access_key_id = value;

@@ -6,6 +6,7 @@
 
 #include "core/failpoint.h"
 #include "core/sha256.h"
+#include "core/strings.h"
 #include "datasync/aws_credentials.h"
 
 namespace cutover {
@@ -244,9 +245,9 @@ struct ListParser {
         }
         page.objects.push_back({std::move(*key), *size});
       } else if (ev.local == "IsTruncated") {
-        truncated = std::string(TrimSpace(text));
+        truncated = std::string(Trim(text));
       } else if (ev.local == "NextContinuationToken") {
-        page.next_token = std::string(TrimSpace(text));
+        page.next_token = std::string(Trim(text));
       }
     }
     text.clear();
@@ -304,8 +305,8 @@ std::optional<S3Error> ParseS3Error(std::string_view xml) {
         root_ok = true;
       }
     } else {
-      if (ev.depth == 2 && ev.local == "Code") e.code = std::string(TrimSpace(text));
-      if (ev.depth == 2 && ev.local == "Message") e.message = std::string(TrimSpace(text));
+      if (ev.depth == 2 && ev.local == "Code") e.code = std::string(Trim(text));
+      if (ev.depth == 2 && ev.local == "Message") e.message = std::string(Trim(text));
       text.clear();
     }
     return Status::Ok();

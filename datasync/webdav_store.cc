@@ -8,6 +8,7 @@
 
 #include "core/failpoint.h"
 #include "core/log.h"
+#include "core/strings.h"
 
 namespace cutover {
 namespace {
@@ -330,7 +331,7 @@ int HexValue(char c) {
 
 // The status code in "HTTP/1.1 200 OK", or 0.
 int StatusLineCode(std::string_view line) {
-  line = TrimSpace(line);
+  line = Trim(line);
   size_t sp = line.find(' ');
   if (sp == std::string_view::npos) return 0;
   std::string_view rest = line.substr(sp + 1);
@@ -530,14 +531,8 @@ class WebDavStore : public Store {
 
 }  // namespace
 
-std::string_view TrimSpace(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
-}
-
 std::optional<uint64_t> ParseU64(std::string_view s) {
-  s = TrimSpace(s);
+  s = Trim(s);
   uint64_t v = 0;
   auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
   if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
@@ -666,7 +661,7 @@ Result<std::vector<DavEntry>> ParseDavMultistatus(std::string_view xml) {
     // kEnd
     if (in_response) {
       if (name == "href" && under("response")) {
-        href = std::string(TrimSpace(text));
+        href = std::string(Trim(text));
       } else if (name == "status" && under("response")) {
         response_status = StatusLineCode(text);
       } else if (name == "status" && under("propstat")) {

@@ -39,9 +39,7 @@ Result<std::unique_ptr<Store>> OpenWebDavStore(std::string_view url, const Store
 
 // ---- shared with the S3 store ----
 
-// `s` without leading and trailing spaces, tabs, CRs and LFs.
-std::string_view TrimSpace(std::string_view s);
-// A decimal unsigned integer filling `s` (after TrimSpace), or nullopt.
+// A decimal unsigned integer filling `s` (after Trim, core/strings.h), or nullopt.
 std::optional<uint64_t> ParseU64(std::string_view s);
 
 // For a GET sent with "Range: bytes=<offset>-<offset+length-1>" (length >= 1): the requested bytes

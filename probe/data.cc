@@ -5,16 +5,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/strings.h"
 #include "probe/parsers.h"
 
 namespace cutover::probe {
 namespace {
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::string_view StripNvidia(std::string_view s) {
   constexpr std::string_view kPrefix = "nvidia ";
@@ -98,10 +93,10 @@ const GpuModel* FindGpuModel(const GpuTable& table, std::optional<unsigned> devi
       if (m.device_id == *device_id) return &m;
     }
   }
-  std::string want = Lower(Trim(model_name));
+  std::string want = AsciiLower(Trim(model_name));
   if (want.empty()) return nullptr;
   for (const GpuModel& m : table.models) {
-    std::string have = Lower(m.name);
+    std::string have = AsciiLower(m.name);
     if (have == want || StripNvidia(have) == StripNvidia(want)) return &m;
   }
   return nullptr;

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/strings.h"
+
 namespace cutover::probe {
 namespace {
 
@@ -28,14 +30,8 @@ void ForEachLine(std::string_view text, Fn fn) {
   }
 }
 
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 std::string NormaliseDistName(std::string_view s) {
-  std::string out = Lower(s);
+  std::string out = AsciiLower(s);
   for (char& c : out) {
     if (c == '-' || c == '.') c = '_';
   }

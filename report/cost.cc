@@ -304,6 +304,7 @@ OwnedCost OwnedCostPerGpuHour(const SelfBuiltCost& s) {
   c.capital_per_gpu = s.capital_per_server / g;
   c.capital = CapitalPerGpuHour(c.capital_per_gpu, s.depreciation_years);
   const double months = 12 * s.depreciation_years;
+  c.life_months = months;
   c.financing =
       AnnuityPerMonth(c.capital_per_gpu, s.financing_rate, months) / kHoursPerMonth - c.capital;
   c.power = s.power_kw_per_server * s.pue * s.price_per_kwh / g;
@@ -329,7 +330,11 @@ double MonthsToRecoverCapital(const OwnedCost& owned, double owned_throughput,
   const double work = kHoursPerMonth * utilization * goodput * owned_throughput;
   const double rent = work * rented.CostAt(utilization, goodput);
   const double saved = rent - owned.Running() * kHoursPerMonth;
-  return saved > 0 ? owned.capital_per_gpu / saved : -1;
+  if (saved <= 0) return -1;
+  const double months = owned.capital_per_gpu / saved;
+  // Not repaid before the hardware is written off: owning never paid for itself (the same
+  // answer as a break-even utilization above the file's).
+  return owned.life_months > 0 && months > owned.life_months ? -1 : months;
 }
 
 double MixSpeedRatio(const std::vector<MixCase>& mix) {

@@ -13,7 +13,8 @@
 //                           per use:     per_gpu_hour / (goodput * T)      (spot: / (1 - s))
 //   break-even utilization  U* = C_own * T_rent / (P_eff * T_own)          (own cheaper above)
 //   months to recover       capital per GPU / (renting the owned GPU's work for a month at U
-//                           - owning's running cost per month without capital and financing)
+//                           - owning's running cost per month without capital and financing);
+//                           never when that is not positive or exceeds the depreciation period
 //
 // Thread-safety: pure functions over values.
 #ifndef CUTOVER_REPORT_COST_H_
@@ -102,6 +103,7 @@ struct OwnedCost {
   double facility = 0, staff = 0, network_storage = 0;  // monthly items / (GPUs * 730)
   double total = 0;
   double capital_per_gpu = 0;
+  double life_months = 0;  // 12 * depreciation years (0: no limit)
   // Running cost per hour: total less capital and financing.
   double Running() const { return total - capital - financing; }
 };

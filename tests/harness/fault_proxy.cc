@@ -16,6 +16,8 @@
 #include <cstring>
 #include <sstream>
 
+#include "core/strings.h"
+
 namespace cutover::testing {
 namespace {
 
@@ -52,19 +54,6 @@ void ResetFd(int& fd) {
 
 bool IsTokenChar(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("!#$%&'*+-.^_`|~", c);
-}
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-std::string Trim(std::string_view s) {
-  size_t b = s.find_first_not_of(" \t");
-  if (b == std::string_view::npos) return "";
-  size_t e = s.find_last_not_of(" \t");
-  return std::string(s.substr(b, e - b + 1));
 }
 
 }  // namespace
@@ -401,8 +390,8 @@ void FaultProxy::ParseRequests(Conn& c) {
           pos = next + 2;
           size_t colon = h.find(':');
           if (colon == std::string_view::npos) continue;
-          std::string name = Lower(Trim(h.substr(0, colon)));
-          std::string value = Lower(Trim(h.substr(colon + 1)));
+          std::string name = AsciiLower(Trim(h.substr(0, colon)));
+          std::string value = AsciiLower(Trim(h.substr(colon + 1)));
           if (name == "content-length") length = std::strtoull(value.c_str(), nullptr, 10);
           if (name == "transfer-encoding" && value.find("chunked") != std::string::npos) {
             chunked = true;

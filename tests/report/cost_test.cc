@@ -145,6 +145,29 @@ TEST(CostFormulaTest, MonthsToRecoverCapital) {
   EXPECT_NEAR(MonthsToRecoverCapital(owned, 1, rent, 0.7, 1), 59.8193, 1e-4);
   // At 20% busy the rent (343.1) is below the running cost (365): never.
   EXPECT_EQ(MonthsToRecoverCapital(owned, 1, rent, 0.2, 1), -1);
+  // Written off over 5 years (60 months), 59.8 months is repaid; over 4 years (48) it never is.
+  owned.life_months = 60;
+  EXPECT_NEAR(MonthsToRecoverCapital(owned, 1, rent, 0.7, 1), 59.8193, 1e-4);
+  owned.life_months = 48;
+  EXPECT_EQ(MonthsToRecoverCapital(owned, 1, rent, 0.7, 1), -1);
+}
+
+// Below the break-even utilization (0.486) the capital is not repaid within its 5 years: the
+// months to recover say never, as the break-even does, instead of 72.9 months.
+TEST(CostModelTest, BelowTheBreakEvenTheCapitalIsNeverRecovered) {
+  std::string text = kCapitalOnly;
+  const size_t at = text.find("utilization: 0.7");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(at, 16, "utilization: 0.4");
+  Result<CostModel> m = Parse(text);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  CompatRecord src = Rec({Timed("copy", 2e-3), Timed("softmax", 1e-3)});
+  Result<CostReport> r = ComputeCost(*m, src, src);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  ASSERT_EQ(r->break_evens.size(), 1u);
+  EXPECT_GT(r->break_evens[0].utilization, 0.4);
+  EXPECT_EQ(r->break_evens[0].months_to_recover, -1);
+  EXPECT_TRUE(Has(CostMarkdown(*r, false, ""), "| 0.486 | never |")) << CostMarkdown(*r, false, "");
 }
 
 TEST(CostModelTest, IssueExampleEndToEnd) {

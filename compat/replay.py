@@ -1,11 +1,4 @@
-// The replay script `compat run --dump` and `compat dump` write beside the cases
-// (compat/case_dump.h). Kept here as text so that the cutover binary carries it.
-#include "compat/case_dump.h"
-
-namespace cutover {
-
-std::string_view ReplayScript() {
-  static constexpr std::string_view kScript = R"PY(#!/usr/bin/env python3
+#!/usr/bin/env python3
 """Replays cutover compat cases in PyTorch.
 
 Written by `cutover compat run --dump DIR` and `cutover compat dump CASE_ID... --dir DIR`.
@@ -314,8 +307,3 @@ def main():
 
 if __name__ == "__main__":
     sys.exit(main())
-)PY";
-  return kScript;
-}
-
-}  // namespace cutover
