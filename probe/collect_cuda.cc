@@ -306,6 +306,38 @@ std::vector<std::pair<std::string, std::string>> LibrarySearchDirs(
   return out;
 }
 
+namespace {
+
+// Several copies of one main library: which one a program loads depends on the search order.
+void FindMultipleCopies(CollectContext& ctx, const std::vector<LibraryInfo>& libs_found) {
+  static const std::set<std::string> kMain = {"cudart", "cublas", "cublasLt", "cudnn",  "nccl",
+                                              "nvrtc",  "cufft",  "cusparse", "nvinfer"};
+  std::map<std::string, std::vector<const LibraryInfo*>> copies;
+  for (const LibraryInfo& l : libs_found) {
+    if (kMain.count(l.name) != 0) copies[l.name].push_back(&l);
+  }
+  for (const auto& [name, libs] : copies) {
+    if (libs.size() < 2) continue;
+    std::string msg = std::to_string(libs.size()) + " copies of lib" + name + ":";
+    bool pip = false, system = false;
+    std::set<std::string> versions;
+    for (const LibraryInfo* l : libs) {
+      msg += " " + l->path + " (" + l->version.value_or("unknown") + ", " + l->origin + ")";
+      (l->origin == "pip" ? pip : system) = true;
+      versions.insert(l->version.value_or("unknown"));
+    }
+    ctx.AddFinding(versions.size() > 1 ? "warning" : "info", "library.multiple_copies", msg);
+    if (pip && system && versions.size() > 1) {
+      ctx.AddFinding("warning", "library.pip_shadows_system",
+                     "lib" + name +
+                         ": a pip wheel copy and a system copy of different versions; Python "
+                         "frameworks load the wheel's, other programs the system's");
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<LibraryInfo> CollectLibraries(
     CollectContext& ctx, const std::vector<std::pair<std::string, std::string>>& dirs) {
   const FileSystem& fs = ctx.fs();
@@ -435,31 +467,7 @@ std::vector<LibraryInfo> CollectLibraries(
     }
   }
 
-  // Several copies of one library: the one loaded depends on the search order.
-  static const std::set<std::string> kMain = {"cudart", "cublas", "cublasLt", "cudnn",  "nccl",
-                                              "nvrtc",  "cufft",  "cusparse", "nvinfer"};
-  std::map<std::string, std::vector<const LibraryInfo*>> copies;
-  for (const LibraryInfo& l : out) {
-    if (kMain.count(l.name) != 0) copies[l.name].push_back(&l);
-  }
-  for (const auto& [name, libs] : copies) {
-    if (libs.size() < 2) continue;
-    std::string msg = std::to_string(libs.size()) + " copies of lib" + name + ":";
-    bool pip = false, system = false;
-    std::set<std::string> versions;
-    for (const LibraryInfo* l : libs) {
-      msg += " " + l->path + " (" + l->version.value_or("unknown") + ", " + l->origin + ")";
-      (l->origin == "pip" ? pip : system) = true;
-      versions.insert(l->version.value_or("unknown"));
-    }
-    ctx.AddFinding(versions.size() > 1 ? "warning" : "info", "library.multiple_copies", msg);
-    if (pip && system && versions.size() > 1) {
-      ctx.AddFinding("warning", "library.pip_shadows_system",
-                     "lib" + name +
-                         ": a pip wheel copy and a system copy of different versions; Python "
-                         "frameworks load the wheel's, other programs the system's");
-    }
-  }
+  FindMultipleCopies(ctx, out);
   return out;
 }
 

@@ -265,9 +265,8 @@ std::string Figure(const std::string& id, const std::string& svg, const std::str
          "</figcaption></figure>\n";
 }
 
-}  // namespace
-
-std::string RenderHtml(const Assessment& a) {
+// The document's head and the verdict banner.
+std::string HeadHtml(const Assessment& a) {
   std::string h;
   h += "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
        "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
@@ -282,6 +281,12 @@ std::string RenderHtml(const Assessment& a) {
        std::to_string(a.Count("info")) + " notes &middot; mode " +
        std::string(probe::DiffModeName(a.inputs.mode)) + (a.inputs.redacted ? " &middot; redacted" : "") +
        "</p></header>\n";
+  return h;
+}
+
+// What was assessed, and with what input.
+std::string CoverageHtml(const Assessment& a) {
+  std::string h;
   h += "<section id=\"coverage\"><h2>Coverage</h2><table><tr><th>area</th><th>assessed</th>"
        "<th>with</th></tr>\n";
   for (const CoverageRow& c : a.coverage) {
@@ -289,7 +294,12 @@ std::string RenderHtml(const Assessment& a) {
          "</td><td>" + Esc(c.input) + "</td></tr>\n";
   }
   h += "</table></section>\n";
+  return h;
+}
 
+// Blockers, warnings and notes, each with its fix.
+std::string FindingsHtml(const Assessment& a) {
+  std::string h;
   h += "<section id=\"findings\">";
   for (const char* sev : {"blocker", "warning", "info"}) {
     if (a.Count(sev) == 0) continue;
@@ -311,7 +321,12 @@ std::string RenderHtml(const Assessment& a) {
   }
   if (a.findings.empty()) h += "<h2>Findings</h2><p>None.</p>";
   h += "</section>\n";
+  return h;
+}
 
+// The two hosts side by side, differing rows marked.
+std::string HostsHtml(const Assessment& a) {
+  std::string h;
   h += "<section id=\"hosts\"><h2>Hosts</h2><table><tr><th></th><th>source</th><th>target</th>"
        "</tr>\n";
   for (const HostRow& r : a.hosts) {
@@ -319,105 +334,133 @@ std::string RenderHtml(const Assessment& a) {
          "</th><td>" + Esc(r.source) + "</td><td>" + Esc(r.target) + "</td></tr>\n";
   }
   h += "</table></section>\n";
+  return h;
+}
 
-  if (a.comparison) {
-    h += "<section id=\"compat\"><h2>Compat: " + Esc(a.inputs.compat_source->backend) + " vs " +
-         Esc(a.inputs.compat_target->backend) + "</h2>\n";
-    h += Figure("chart-speed", SpeedChart(a.compat),
-                "Per op: geometric mean over its cases of source median time / target median time.");
-    h += Figure("chart-error", ErrorChart(a.compat),
-                "Per case: q = max |output - truth| / (atol + rtol * |truth|) at the sampled "
-                "positions; q <= 1 is within tolerance. A dot at the left edge is exact.");
-    h += Figure("chart-ceiling", CeilingChart(a.compat),
-                "Per case: its rate as a fraction of the same side's best measured rate of that "
-                "unit (GB/s: copy and triad; GFLOP/s: the fastest GEMM).");
-    h += "<table><tr><th>case</th><th>numerics</th><th>speed</th><th>target/source speed (95% CI)</th>"
-         "<th>q source</th><th>q target</th><th>rate source</th><th>rate target</th><th>reason</th></tr>\n";
-    for (const CompatRow& r : a.compat) {
-      const CaseComparison& k = r.cmp;
-      const bool na = k.verdict == Verdict::kNotApplicable;
-      std::string speed_css = na ? "na" : k.speed == SpeedVerdict::kSlower ? "warn" : "ok";
-      h += "<tr><td>" + Esc(k.id) + "</td><td class=\"" + VerdictCss(k.verdict) + "\">" +
-           std::string(VerdictName(k.verdict)) + "</td><td class=\"" + speed_css + "\">" +
-           std::string(SpeedVerdictName(k.speed)) + "</td><td>" +
-           (k.speed_ratio > 0
-                ? "x" + Num(k.speed_ratio) + " [" + Num(k.speed_lo) + ", " + Num(k.speed_hi) + "]"
-                : "-") +
-           "</td><td>" + (na ? std::string("n/a") : Num(k.q_source_truth)) + "</td><td>" +
-           (na ? std::string("n/a") : Num(k.q_target_truth)) + "</td><td>" +
-           (r.source_rate > 0 ? Num(r.source_rate) + " " + Esc(r.rate_unit) : "-") + "</td><td>" +
-           (r.target_rate > 0 ? Num(r.target_rate) + " " + Esc(r.rate_unit) : "-") + "</td><td>" +
-           Esc(k.reason) + "</td></tr>\n";
-    }
-    h += "</table></section>\n";
-    h += StabilityHtml(a);
+// The compat section: the three charts, the case table and the stability section.
+std::string CompatHtml(const Assessment& a) {
+  if (!a.comparison) return "";
+  std::string h;
+  h += "<section id=\"compat\"><h2>Compat: " + Esc(a.inputs.compat_source->backend) + " vs " +
+       Esc(a.inputs.compat_target->backend) + "</h2>\n";
+  h += Figure("chart-speed", SpeedChart(a.compat),
+              "Per op: geometric mean over its cases of source median time / target median time.");
+  h += Figure("chart-error", ErrorChart(a.compat),
+              "Per case: q = max |output - truth| / (atol + rtol * |truth|) at the sampled "
+              "positions; q <= 1 is within tolerance. A dot at the left edge is exact.");
+  h += Figure("chart-ceiling", CeilingChart(a.compat),
+              "Per case: its rate as a fraction of the same side's best measured rate of that "
+              "unit (GB/s: copy and triad; GFLOP/s: the fastest GEMM).");
+  h += "<table><tr><th>case</th><th>numerics</th><th>speed</th><th>target/source speed (95% CI)</th>"
+       "<th>q source</th><th>q target</th><th>rate source</th><th>rate target</th><th>reason</th></tr>\n";
+  for (const CompatRow& r : a.compat) {
+    const CaseComparison& k = r.cmp;
+    const bool na = k.verdict == Verdict::kNotApplicable;
+    std::string speed_css = na ? "na" : k.speed == SpeedVerdict::kSlower ? "warn" : "ok";
+    h += "<tr><td>" + Esc(k.id) + "</td><td class=\"" + VerdictCss(k.verdict) + "\">" +
+         std::string(VerdictName(k.verdict)) + "</td><td class=\"" + speed_css + "\">" +
+         std::string(SpeedVerdictName(k.speed)) + "</td><td>" +
+         (k.speed_ratio > 0
+              ? "x" + Num(k.speed_ratio) + " [" + Num(k.speed_lo) + ", " + Num(k.speed_hi) + "]"
+              : "-") +
+         "</td><td>" + (na ? std::string("n/a") : Num(k.q_source_truth)) + "</td><td>" +
+         (na ? std::string("n/a") : Num(k.q_target_truth)) + "</td><td>" +
+         (r.source_rate > 0 ? Num(r.source_rate) + " " + Esc(r.rate_unit) : "-") + "</td><td>" +
+         (r.target_rate > 0 ? Num(r.target_rate) + " " + Esc(r.rate_unit) : "-") + "</td><td>" +
+         Esc(k.reason) + "</td></tr>\n";
   }
+  h += "</table></section>\n";
+  h += StabilityHtml(a);
+  return h;
+}
 
-  if (!a.cost.empty()) {
-    h += "<section id=\"cost\"><h2>Performance per cost</h2><p>Prices per GPU-hour: source " +
-         Num(*a.inputs.price_source, 4) + ", target " + Num(*a.inputs.price_target, 4) +
-         ". Rates are geometric means over the cases measured on both sides.</p><table><tr>"
-         "<th>unit</th><th>cases</th><th>source rate</th><th>target rate</th><th>source work per "
-         "price unit</th><th>target work per price unit</th><th>target / source</th></tr>\n";
-    for (const CostRow& c : a.cost) {
-      std::string work = c.rate_unit == "GB/s" ? " GB" : " GFLOP";
-      h += "<tr><td>" + Esc(c.rate_unit) + "</td><td>" + std::to_string(c.cases) + "</td><td>" +
-           Num(c.source_rate) + "</td><td>" + Num(c.target_rate) + "</td><td>" +
-           Num(c.source_per_price) + work + "</td><td>" + Num(c.target_per_price) + work +
-           "</td><td>" + Num(c.target_per_price / c.source_per_price) + "</td></tr>\n";
-    }
-    h += "</table></section>\n";
+// --price: work per price unit on each side.
+std::string PriceHtml(const Assessment& a) {
+  if (a.cost.empty()) return "";
+  std::string h;
+  h += "<section id=\"cost\"><h2>Performance per cost</h2><p>Prices per GPU-hour: source " +
+       Num(*a.inputs.price_source, 4) + ", target " + Num(*a.inputs.price_target, 4) +
+       ". Rates are geometric means over the cases measured on both sides.</p><table><tr>"
+       "<th>unit</th><th>cases</th><th>source rate</th><th>target rate</th><th>source work per "
+       "price unit</th><th>target work per price unit</th><th>target / source</th></tr>\n";
+  for (const CostRow& c : a.cost) {
+    std::string work = c.rate_unit == "GB/s" ? " GB" : " GFLOP";
+    h += "<tr><td>" + Esc(c.rate_unit) + "</td><td>" + std::to_string(c.cases) + "</td><td>" +
+         Num(c.source_rate) + "</td><td>" + Num(c.target_rate) + "</td><td>" +
+         Num(c.source_per_price) + work + "</td><td>" + Num(c.target_per_price) + work +
+         "</td><td>" + Num(c.target_per_price / c.source_per_price) + "</td></tr>\n";
   }
+  h += "</table></section>\n";
+  return h;
+}
 
-  if (a.cost_model) h += CostHtml(*a.cost_model, a.inputs.redacted);
+// The datasync plan in a few lines.
+std::string DatasyncHtml(const Assessment& a) {
+  if (!a.inputs.datasync_plan) return "";
+  std::string h;
+  const json& p = *a.inputs.datasync_plan;
+  h += "<section id=\"datasync\"><h2>Data migration</h2><p>" + Esc(StrAt(p, "source", "?")) +
+       " &rarr; " + Esc(StrAt(p, "store", "?")) + "</p><ul>";
+  for (const std::string& line : DatasyncSummary(p)) h += "<li>" + Esc(line) + "</li>";
+  h += "</ul></section>\n";
+  return h;
+}
 
-  if (a.inputs.datasync_plan) {
-    const json& p = *a.inputs.datasync_plan;
-    h += "<section id=\"datasync\"><h2>Data migration</h2><p>" + Esc(StrAt(p, "source", "?")) +
-         " &rarr; " + Esc(StrAt(p, "store", "?")) + "</p><ul>";
-    for (const std::string& line : DatasyncSummary(p)) h += "<li>" + Esc(line) + "</li>";
-    h += "</ul></section>\n";
+// The rollout: its outcome, the failing checks' figures and the applied weights per step.
+std::string CanaryHtml(const Assessment& a) {
+  if (!a.inputs.canary_history) return "";
+  std::string h;
+  const json& hist = *a.inputs.canary_history;
+  const json r = hist.contains("rollout") ? hist["rollout"] : json();
+  h += "<section id=\"canary\"><h2>Canary</h2><p>rollout " + Esc(StrAt(r, "name", "?")) + ": <b>" +
+       Esc(StrAt(r, "status", "?")) + "</b> " + Esc(StrAt(r, "reason")) + "</p>\n";
+  json steps = hist.contains("steps") && hist["steps"].is_array() ? hist["steps"] : json::array();
+  h += Figure("chart-canary", CanaryChart(steps), "Canary traffic percentage per step.");
+  // The failing checks with their figures, as the canary finding states them.
+  for (const ReportFinding& f : a.findings) {
+    if (f.component == "canary")
+      h += "<p class=\"" + std::string(f.severity == "blocker" ? "bad" : "warn") + "\">" +
+           Esc(f.message) + "</p>\n";
   }
-
-  if (a.inputs.canary_history) {
-    const json& hist = *a.inputs.canary_history;
-    const json r = hist.contains("rollout") ? hist["rollout"] : json();
-    h += "<section id=\"canary\"><h2>Canary</h2><p>rollout " + Esc(StrAt(r, "name", "?")) + ": <b>" +
-         Esc(StrAt(r, "status", "?")) + "</b> " + Esc(StrAt(r, "reason")) + "</p>\n";
-    json steps = hist.contains("steps") && hist["steps"].is_array() ? hist["steps"] : json::array();
-    h += Figure("chart-canary", CanaryChart(steps), "Canary traffic percentage per step.");
-    // The failing checks with their figures, as the canary finding states them.
-    for (const ReportFinding& f : a.findings) {
-      if (f.component == "canary")
-        h += "<p class=\"" + std::string(f.severity == "blocker" ? "bad" : "warn") + "\">" +
-             Esc(f.message) + "</p>\n";
-    }
-    h += "<table><tr><th>step</th><th>kind</th><th>canary %</th><th>outcome</th>"
-         "<th>applied (weights read back)</th></tr>\n";
-    for (const json& s : steps) {
-      // The weights the load balancer reported after the step was applied, and when.
-      std::string applied = "-";
-      if (s.contains("applied_at") && s["applied_at"].is_number()) {
-        applied = Rfc3339Utc(s["applied_at"].get<double>());
-        if (s.contains("readback") && s["readback"].is_object()) {
-          std::string w;
-          for (auto it = s["readback"].begin(); it != s["readback"].end(); ++it) {
-            w += (w.empty() ? "" : ", ") + it.key() + " " + it.value().dump();
-          }
-          applied += " (" + w + ")";
+  h += "<table><tr><th>step</th><th>kind</th><th>canary %</th><th>outcome</th>"
+       "<th>applied (weights read back)</th></tr>\n";
+  for (const json& s : steps) {
+    // The weights the load balancer reported after the step was applied, and when.
+    std::string applied = "-";
+    if (s.contains("applied_at") && s["applied_at"].is_number()) {
+      applied = Rfc3339Utc(s["applied_at"].get<double>());
+      if (s.contains("readback") && s["readback"].is_object()) {
+        std::string w;
+        for (auto it = s["readback"].begin(); it != s["readback"].end(); ++it) {
+          w += (w.empty() ? "" : ", ") + it.key() + " " + it.value().dump();
         }
+        applied += " (" + w + ")";
       }
-      h += "<tr><td>" + Num(NumAt(s, "index"), 6) + "</td><td>" + Esc(StrAt(s, "kind")) +
-           "</td><td>" + Num(NumAt(s, "canary_percent"), 6) + "</td><td>" +
-           Esc(StrAt(s, "outcome", "-")) + "</td><td>" + Esc(applied) + "</td></tr>\n";
     }
-    h += "</table></section>\n";
+    h += "<tr><td>" + Num(NumAt(s, "index"), 6) + "</td><td>" + Esc(StrAt(s, "kind")) +
+         "</td><td>" + Num(NumAt(s, "canary_percent"), 6) + "</td><td>" +
+         Esc(StrAt(s, "outcome", "-")) + "</td><td>" + Esc(applied) + "</td></tr>\n";
   }
+  h += "</table></section>\n";
+  return h;
+}
 
+// When and from which inputs the report was generated.
+std::string FooterHtml(const Assessment& a) {
+  std::string h;
   h += "<footer>Generated " + Esc(a.inputs.generated_at) + " by cutover. Inputs:";
   for (const auto& [k, v] : a.inputs.input_paths) h += " " + Esc(k) + " = " + Esc(v) + ";";
   h += "</footer>\n</main></body></html>\n";
   return h;
+}
+
+}  // namespace
+
+std::string RenderHtml(const Assessment& a) {
+  std::string h = HeadHtml(a) + CoverageHtml(a) + FindingsHtml(a) + HostsHtml(a) + CompatHtml(a) +
+                  PriceHtml(a);
+  if (a.cost_model) h += CostHtml(*a.cost_model, a.inputs.redacted);
+  return h + DatasyncHtml(a) + CanaryHtml(a) + FooterHtml(a);
 }
 
 }  // namespace cutover::report
