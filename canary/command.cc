@@ -33,6 +33,16 @@ std::atomic<bool> g_stop{false};
 
 extern "C" void OnStopSignal(int) { g_stop.store(true); }
 
+// Controller options whose stop flag SIGTERM and SIGINT set (from now on in this process).
+canary::ControllerOptions StopOnSignals() {
+  g_stop.store(false);
+  std::signal(SIGTERM, OnStopSignal);
+  std::signal(SIGINT, OnStopSignal);
+  canary::ControllerOptions opts;
+  opts.stop = &g_stop;
+  return opts;
+}
+
 // The state file of the commands that only read it or act on a rollout already in it (status,
 // history, pause, abort, ...): never created by them.
 constexpr OpenOptions kExisting{.must_exist = true};
@@ -67,11 +77,7 @@ Result<int> RunStart(const GlobalOptions& g, const std::string& spec_path, bool 
   CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g)));
   canary::PrometheusClient metrics(spec.metrics.url, spec.metrics.timeout);
   canary::RealClock clock;
-  g_stop.store(false);
-  std::signal(SIGTERM, OnStopSignal);
-  std::signal(SIGINT, OnStopSignal);
-  canary::ControllerOptions opts;
-  opts.stop = &g_stop;
+  canary::ControllerOptions opts = StopOnSignals();
   if (events || ::isatty(STDOUT_FILENO) == 1) {
     // One line per event as it happens; on stderr when stdout carries the --json document.
     FILE* to = g.json ? stderr : stdout;
@@ -248,11 +254,7 @@ Result<int> AbortItself(const GlobalOptions& g, RolloutStore& store, const canar
   std::unique_ptr<canary::Traffic> traffic = canary::MakeTraffic(spec.traffic);
   canary::PrometheusClient metrics(spec.metrics.url, spec.metrics.timeout);
   canary::RealClock clock;
-  g_stop.store(false);
-  std::signal(SIGTERM, OnStopSignal);
-  std::signal(SIGINT, OnStopSignal);
-  canary::ControllerOptions opts;
-  opts.stop = &g_stop;
+  canary::ControllerOptions opts = StopOnSignals();
   if (!g.quiet) {
     std::fprintf(stderr, "canary %s: no controller is running (%s); rolling back here\n",
                  r.name.c_str(), why.c_str());

@@ -41,6 +41,22 @@ void GlobalInit() {
 
 char LowerChar(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
 
+}  // namespace
+
+HttpUploadSource HttpUploadSource::FromBytes(std::string_view bytes) {
+  HttpUploadSource src;
+  src.length = bytes.size();
+  src.read = [bytes](uint64_t offset, char* buf, size_t len) -> Result<size_t> {
+    if (offset >= bytes.size()) return size_t{0};
+    const size_t n = std::min<uint64_t>(len, bytes.size() - offset);
+    std::memcpy(buf, bytes.data() + offset, n);
+    return n;
+  };
+  return src;
+}
+
+namespace {
+
 bool IEquals(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
   for (size_t i = 0; i < a.size(); ++i) {

@@ -52,6 +52,9 @@ struct HttpUploadSource {
   uint64_t file_offset = 0;
   // The body size; unset with `read` means unknown (sent chunked).
   std::optional<uint64_t> length;
+
+  // A body held in memory. `bytes` must outlive the request (retries read it again).
+  static HttpUploadSource FromBytes(std::string_view bytes);
 };
 
 // Receives the body of a 2xx response as it arrives, so a large GET streams to a file. `offset` is

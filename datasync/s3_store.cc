@@ -50,15 +50,7 @@ class S3Store : public Store {
     CUTOVER_RETURN_IF_ERROR(ValidateKey(key));
     std::string url = object_base_ + std::string(key);
     HttpRequest req = Request("PUT", url, Sha256Hex(bytes));
-    HttpUploadSource src;
-    src.length = bytes.size();
-    src.read = [bytes](uint64_t offset, char* buf, size_t len) -> Result<size_t> {
-      if (offset >= bytes.size()) return size_t{0};
-      size_t n = std::min<uint64_t>(len, bytes.size() - offset);
-      std::memcpy(buf, bytes.data() + offset, n);
-      return n;
-    };
-    req.upload = std::move(src);
+    req.upload = HttpUploadSource::FromBytes(bytes);
     CUTOVER_ASSIGN_OR_RETURN(HttpResponse r, client_.Send(req));
     if (r.status != 200) return ErrorFor(req.method, url, r);
     CUTOVER_FAILPOINT("store.put.after");

@@ -462,15 +462,7 @@ class WebDavStore : public Store {
  private:
   Result<HttpResponse> SendPut(const std::string& url, std::string_view bytes) {
     HttpRequest req{.method = "PUT", .url = url};
-    HttpUploadSource src;
-    src.length = bytes.size();
-    src.read = [bytes](uint64_t offset, char* buf, size_t len) -> Result<size_t> {
-      if (offset >= bytes.size()) return size_t{0};
-      size_t n = std::min<uint64_t>(len, bytes.size() - offset);
-      std::memcpy(buf, bytes.data() + offset, n);
-      return n;
-    };
-    req.upload = std::move(src);
+    req.upload = HttpUploadSource::FromBytes(bytes);
     return client_.Send(req);
   }
 
