@@ -13,6 +13,8 @@
 #include <functional>
 #include <optional>
 
+#include "core/posix_io.h"
+
 namespace cutover {
 namespace {
 
@@ -183,20 +185,13 @@ Result<std::string> RealFileSystem::ReadAt(const std::string& path, uint64_t off
   std::string out;
   if (offset < size) {
     out.resize(static_cast<size_t>(std::min<uint64_t>(len, size - offset)));
-    size_t done = 0;
-    while (done < out.size()) {
-      ssize_t n =
-          ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(offset + done));
-      if (n < 0 && errno == EINTR) continue;
-      if (n < 0) {
-        int err = errno;
-        ::close(fd);
-        return ErrnoStatus(path, err);
-      }
-      if (n == 0) break;
-      done += static_cast<size_t>(n);
+    const ssize_t done = PreadFull(fd, out.data(), out.size(), offset);
+    if (done < 0) {
+      const int err = errno;
+      ::close(fd);
+      return ErrnoStatus(path, err);
     }
-    out.resize(done);
+    out.resize(static_cast<size_t>(done));
   }
   ::close(fd);
   return out;
@@ -222,9 +217,8 @@ Result<std::string> RealFileSystem::ReadFile(const std::string& path, size_t max
   std::string buf(chunk, '\0');
   while (out.size() < max_bytes) {
     size_t want = std::min(buf.size(), max_bytes - out.size());
-    ssize_t n = ::read(fd, buf.data(), want);
+    ssize_t n = ReadSome(fd, buf.data(), want);
     if (n < 0) {
-      if (errno == EINTR) continue;
       int err = errno;
       ::close(fd);
       return ErrnoStatus(path, err);

@@ -8,13 +8,10 @@
 #include <unistd.h>
 
 #include "core/failpoint.h"
+#include "core/posix_io.h"
 
 namespace cutover {
 namespace {
-
-std::string Errno(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
 
 std::string DirName(const std::string& path) {
   auto slash = path.rfind('/');
@@ -28,16 +25,15 @@ std::string DirName(const std::string& path) {
 Result<std::string> ReadFile(const std::string& path) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    if (errno == ENOENT) return Status::NotFound(Errno("cannot open", path));
-    return Status::IoError(Errno("cannot open", path));
+    if (errno == ENOENT) return Status::NotFound(ErrnoMessage("cannot open", path));
+    return Status::IoError(ErrnoMessage("cannot open", path));
   }
   std::string out;
   char buf[1 << 16];
   for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
+    ssize_t n = ReadSome(fd, buf, sizeof buf);
     if (n < 0) {
-      if (errno == EINTR) continue;
-      Status s = Status::IoError(Errno("cannot read", path));
+      Status s = Status::IoError(ErrnoMessage("cannot read", path));
       ::close(fd);
       return s;
     }
@@ -51,31 +47,23 @@ Result<std::string> ReadFile(const std::string& path) {
 Status WriteFileAtomic(const std::string& path, std::string_view data, mode_t mode) {
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return Status::IoError(Errno("cannot create", tmp));
-  const char* p = data.data();
-  size_t left = data.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Status s = Status::IoError(Errno("cannot write", tmp));
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      return s;
-    }
-    p += n;
-    left -= static_cast<size_t>(n);
+  if (fd < 0) return Status::IoError(ErrnoMessage("cannot create", tmp));
+  if (WriteFull(fd, data.data(), data.size()) < 0) {
+    Status s = Status::IoError(ErrnoMessage("cannot write", tmp));
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    return s;
   }
   CUTOVER_FAILPOINT("file.write_atomic.before_fsync");
   if (::fsync(fd) != 0) {
-    Status s = Status::IoError(Errno("cannot fsync", tmp));
+    Status s = Status::IoError(ErrnoMessage("cannot fsync", tmp));
     ::close(fd);
     ::unlink(tmp.c_str());
     return s;
   }
   ::close(fd);
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    Status s = Status::IoError(Errno("cannot rename into", path));
+    Status s = Status::IoError(ErrnoMessage("cannot rename into", path));
     ::unlink(tmp.c_str());
     return s;
   }
@@ -96,7 +84,7 @@ Status MakeDirs(const std::string& dir, mode_t mode) {
     partial = dir.substr(0, pos);
     if (partial.empty()) continue;
     if (::mkdir(partial.c_str(), mode) != 0 && errno != EEXIST) {
-      return Status::IoError(Errno("cannot create directory", partial));
+      return Status::IoError(ErrnoMessage("cannot create directory", partial));
     }
   }
   struct stat st;

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/cli.h"
+#include "core/posix_io.h"
 #include "core/units.h"
 
 namespace cutover {
@@ -21,12 +22,8 @@ constexpr auto kMinRateWindow = std::chrono::seconds(1);
 constexpr auto kMaxTimerPeriod = std::chrono::milliseconds(250);
 
 void WriteStderr(std::string_view text) {
-  while (!text.empty()) {
-    ssize_t n = ::write(STDERR_FILENO, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;  // nothing sensible to do when stderr is gone
-    text.remove_prefix(static_cast<size_t>(n));
-  }
+  // Nothing sensible to do when stderr is gone: the error is dropped.
+  (void)WriteFull(STDERR_FILENO, text.data(), text.size());
 }
 
 double Seconds(std::chrono::steady_clock::duration d) {

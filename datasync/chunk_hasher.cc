@@ -6,6 +6,8 @@
 #include <cstring>
 #include <memory>
 
+#include "core/posix_io.h"
+
 namespace cutover {
 
 void ChunkHasher::Feed(const uint8_t* data, size_t n, std::vector<Chunk>* out) {
@@ -33,7 +35,7 @@ void ChunkHasher::Finish(std::vector<Chunk>* out) {
 Result<std::vector<Chunk>> ChunkFile(const std::string& path, const ChunkerParams& params) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
-    std::string msg = "cannot open " + path + ": " + std::strerror(errno);
+    std::string msg = ErrnoMessage("cannot open", path);
     if (errno == ENOENT) return Status::NotFound(msg);
     return Status::IoError(msg);
   }
@@ -42,10 +44,9 @@ Result<std::vector<Chunk>> ChunkFile(const std::string& path, const ChunkerParam
   ChunkHasher hasher(params);
   std::vector<Chunk> chunks;
   for (;;) {
-    ssize_t got = ::read(fd, buf.get(), kChunkFileReadBytes);
+    ssize_t got = ReadSome(fd, buf.get(), kChunkFileReadBytes);
     if (got < 0) {
-      if (errno == EINTR) continue;
-      Status s = Status::IoError("cannot read " + path + ": " + std::strerror(errno));
+      Status s = Status::IoError(ErrnoMessage("cannot read", path));
       ::close(fd);
       return s;
     }

@@ -14,6 +14,7 @@
 #include <map>
 #include <mutex>
 
+#include "core/posix_io.h"
 #include "core/sha256.h"
 
 namespace cutover {
@@ -275,8 +276,7 @@ Result<EncryptionKey> EncryptionKey::FromFile(const std::string& path) {
   std::string contents(kMaxKeyFile + 1, '\0');
   size_t got = 0;
   while (got < contents.size()) {
-    ssize_t n = ::read(fd, contents.data() + got, contents.size() - got);
-    if (n < 0 && errno == EINTR) continue;
+    ssize_t n = ReadSome(fd, contents.data() + got, contents.size() - got);
     if (n < 0) {
       int err = errno;
       ::close(fd);

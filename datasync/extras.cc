@@ -10,21 +10,19 @@
 #include <cstring>
 #include <vector>
 
+#include "core/posix_io.h"
+
 namespace cutover {
 namespace {
-
-std::string Errno(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
 
 // The names in the open directory `fd` (closed by the caller), sorted.
 Result<std::vector<std::string>> Names(int fd, const std::string& where) {
   int dup = ::dup(fd);
-  if (dup < 0) return Status::IoError(Errno("cannot list", where));
+  if (dup < 0) return Status::IoError(ErrnoMessage("cannot list", where));
   DIR* d = ::fdopendir(dup);
   if (d == nullptr) {
     ::close(dup);
-    return Status::IoError(Errno("cannot list", where));
+    return Status::IoError(ErrnoMessage("cannot list", where));
   }
   std::vector<std::string> names;
   while (struct dirent* ent = ::readdir(d)) {
@@ -42,11 +40,11 @@ Result<std::vector<std::string>> Names(int fd, const std::string& where) {
 Status RemoveAt(int parent, const std::string& name, const std::string& where) {
   struct stat st;
   if (::fstatat(parent, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    return errno == ENOENT ? Status::Ok() : Status::IoError(Errno("cannot stat", where));
+    return errno == ENOENT ? Status::Ok() : Status::IoError(ErrnoMessage("cannot stat", where));
   }
   if (S_ISDIR(st.st_mode)) {
     int fd = ::openat(parent, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0) return Status::IoError(Errno("cannot open", where));
+    if (fd < 0) return Status::IoError(ErrnoMessage("cannot open", where));
     Result<std::vector<std::string>> names = Names(fd, where);
     Status s = names.status();
     for (size_t i = 0; s.ok() && i < names->size(); ++i) {
@@ -57,7 +55,7 @@ Status RemoveAt(int parent, const std::string& name, const std::string& where) {
   }
   if (::unlinkat(parent, name.c_str(), S_ISDIR(st.st_mode) ? AT_REMOVEDIR : 0) != 0 &&
       errno != ENOENT) {
-    return Status::IoError(Errno("cannot remove", where));
+    return Status::IoError(ErrnoMessage("cannot remove", where));
   }
   return Status::Ok();
 }
@@ -72,7 +70,7 @@ Status Walk(int fd, const std::string& dest, const std::string& rel,
     struct stat st;
     if (::fstatat(fd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
       if (errno == ENOENT) continue;
-      return Status::IoError(Errno("cannot stat", dest + "/" + path));
+      return Status::IoError(ErrnoMessage("cannot stat", dest + "/" + path));
     }
     const bool is_dir = S_ISDIR(st.st_mode);
     if (!named(path)) {
@@ -82,7 +80,7 @@ Status Walk(int fd, const std::string& dest, const std::string& rel,
     }
     if (!is_dir) continue;
     int sub = ::openat(fd, name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (sub < 0) return Status::IoError(Errno("cannot open", dest + "/" + path));
+    if (sub < 0) return Status::IoError(ErrnoMessage("cannot open", dest + "/" + path));
     Status s = Walk(sub, dest, path, named, fn, remove);
     ::close(sub);
     CUTOVER_RETURN_IF_ERROR(s);
@@ -98,7 +96,7 @@ Status ForEachExtra(const std::string& dest, const std::function<bool(const std:
   int fd = ::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Status::Ok();  // nothing there yet (a dry run)
-    return Status::IoError(Errno("cannot open", dest));
+    return Status::IoError(ErrnoMessage("cannot open", dest));
   }
   Status s = Walk(fd, dest, "", named, fn, remove);
   ::close(fd);

@@ -12,33 +12,17 @@
 
 #include "core/failpoint.h"
 #include "core/file_util.h"
+#include "core/posix_io.h"
 
 namespace cutover {
 namespace {
 
-std::string Errno(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
-
-Status WriteAll(int fd, const char* p, size_t n, const std::string& path) {
-  while (n > 0) {
-    ssize_t w = ::write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return Status::IoError(Errno("cannot write", path));
-    }
-    p += w;
-    n -= static_cast<size_t>(w);
-  }
-  return Status::Ok();
-}
-
 Status FsyncDir(const std::string& dir) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0) return Status::IoError(Errno("cannot open directory", dir));
+  if (fd < 0) return Status::IoError(ErrnoMessage("cannot open directory", dir));
   int rc = ::fsync(fd);
   ::close(fd);
-  if (rc != 0) return Status::IoError(Errno("cannot fsync directory", dir));
+  if (rc != 0) return Status::IoError(ErrnoMessage("cannot fsync directory", dir));
   return Status::Ok();
 }
 
@@ -72,16 +56,18 @@ Status FileStore::Put(std::string_view key, std::string_view bytes) {
   std::string tmp = dir + "/." + base + ".tmp." + std::to_string(::getpid()) + "." +
                     std::to_string(g_tmp_counter.fetch_add(1));
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::IoError(Errno("cannot create", tmp));
-  Status s = WriteAll(fd, bytes.data(), bytes.size(), tmp);
-  if (s.ok() && ::fsync(fd) != 0) s = Status::IoError(Errno("cannot fsync", tmp));
+  if (fd < 0) return Status::IoError(ErrnoMessage("cannot create", tmp));
+  Status s = WriteFull(fd, bytes.data(), bytes.size()) < 0
+                 ? Status::IoError(ErrnoMessage("cannot write", tmp))
+                 : Status::Ok();
+  if (s.ok() && ::fsync(fd) != 0) s = Status::IoError(ErrnoMessage("cannot fsync", tmp));
   ::close(fd);
   if (s.ok() && failpoint::g_armed.load(std::memory_order_relaxed) &&
       failpoint::Hit("file_store.put.before_rename")) {
     s = Status::IoError("failpoint file_store.put.before_rename");
   }
   if (s.ok() && ::rename(tmp.c_str(), path.c_str()) != 0) {
-    s = Status::IoError(Errno("cannot rename into", path));
+    s = Status::IoError(ErrnoMessage("cannot rename into", path));
   }
   if (!s.ok()) {
     ::unlink(tmp.c_str());
@@ -117,23 +103,17 @@ Result<std::string> FileStore::GetRange(std::string_view key, uint64_t offset, u
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) return Status::NotFound("no object " + std::string(key) + " in " + Url());
-    return Status::IoError(Errno("cannot open", path));
+    return Status::IoError(ErrnoMessage("cannot open", path));
   }
   std::string out(length, '\0');
-  size_t got = 0;
-  while (got < length) {
-    ssize_t n = ::pread(fd, out.data() + got, length - got, static_cast<off_t>(offset + got));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      Status s = Status::IoError(Errno("cannot read", path));
-      ::close(fd);
-      return s;
-    }
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
+  const ssize_t got = PreadFull(fd, out.data(), length, offset);
+  if (got < 0) {
+    Status s = Status::IoError(ErrnoMessage("cannot read", path));
+    ::close(fd);
+    return s;
   }
   ::close(fd);
-  if (got < length) {
+  if (static_cast<uint64_t>(got) < length) {
     return Status::Corruption("object " + std::string(key) + " is shorter than " +
                               std::to_string(offset + length) + " bytes");
   }
@@ -148,7 +128,7 @@ Result<uint64_t> FileStore::Head(std::string_view key) {
     if (errno == ENOENT || errno == ENOTDIR) {
       return Status::NotFound("no object " + std::string(key) + " in " + Url());
     }
-    return Status::IoError(Errno("cannot stat", path));
+    return Status::IoError(ErrnoMessage("cannot stat", path));
   }
   if (!S_ISREG(st.st_mode))
     return Status::NotFound("no object " + std::string(key) + " in " + Url());
@@ -166,14 +146,14 @@ Status FileStore::List(std::string_view prefix,
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) {
       if (errno == ENOENT || errno == ENOTDIR) return Status::Ok();
-      return Status::IoError(Errno("cannot list", dir));
+      return Status::IoError(ErrnoMessage("cannot list", dir));
     }
     Status s;
     while (s.ok()) {
       errno = 0;
       struct dirent* ent = ::readdir(d);
       if (ent == nullptr) {
-        if (errno != 0) s = Status::IoError(Errno("cannot list", dir));
+        if (errno != 0) s = Status::IoError(ErrnoMessage("cannot list", dir));
         break;
       }
       if (ent->d_name[0] == '.') continue;  // ".", "..", and temporaries of Put
@@ -185,7 +165,7 @@ Status FileStore::List(std::string_view prefix,
       struct stat st;
       if (::fstatat(dirfd(d), ent->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
         if (errno == ENOENT) continue;  // deleted meanwhile
-        s = Status::IoError(Errno("cannot stat", dir + "/" + ent->d_name));
+        s = Status::IoError(ErrnoMessage("cannot stat", dir + "/" + ent->d_name));
         break;
       }
       if (S_ISDIR(st.st_mode)) {
@@ -225,7 +205,7 @@ Result<uint64_t> FileStore::RemoveLeftovers(int64_t before_ns) {
     DIR* d = ::opendir(dir.c_str());
     if (d == nullptr) {
       if (errno == ENOENT || errno == ENOTDIR) continue;
-      return Status::IoError(Errno("cannot list", dir));
+      return Status::IoError(ErrnoMessage("cannot list", dir));
     }
     while (struct dirent* ent = ::readdir(d)) {
       const std::string_view name = ent->d_name;
@@ -250,7 +230,7 @@ Status FileStore::Delete(std::string_view key) {
   CUTOVER_RETURN_IF_ERROR(ValidateKey(key));
   std::string path = PathOf(key);
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return Status::IoError(Errno("cannot delete", path));
+    return Status::IoError(ErrnoMessage("cannot delete", path));
   }
   return Status::Ok();
 }

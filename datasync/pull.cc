@@ -19,6 +19,7 @@
 
 #include "core/failpoint.h"
 #include "core/file_util.h"
+#include "core/posix_io.h"
 #include "datasync/chunk_hasher.h"
 #include "datasync/extras.h"
 #include "datasync/manifest.h"
@@ -28,10 +29,6 @@
 
 namespace cutover {
 namespace {
-
-std::string Errno(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
 
 struct timespec Ts(int64_t ns) {
   struct timespec t;
@@ -61,14 +58,7 @@ std::string TempLeafFor(const std::string& path) { return ToHex(Sha256Of(path)).
 // Reads exactly `len` bytes at `offset` of the open file `fd`; false on a short read or error.
 bool ReadAt(int fd, uint64_t offset, std::string* out, size_t len) {
   out->assign(len, '\0');
-  size_t done = 0;
-  while (done < len) {
-    ssize_t n = ::pread(fd, out->data() + done, len - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return false;
-    done += static_cast<size_t>(n);
-  }
-  return true;
+  return PreadFull(fd, out->data(), len, offset) == static_cast<ssize_t>(len);
 }
 
 // Holds an exclusive flock on the destination directory itself (no lock file in DEST) for
@@ -80,12 +70,12 @@ class DestLock {
   }
   Status Acquire(const std::string& dest) {
     fd_ = ::open(dest.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (fd_ < 0) return Status::IoError(Errno("cannot open", dest));
+    if (fd_ < 0) return Status::IoError(ErrnoMessage("cannot open", dest));
     if (::flock(fd_, LOCK_EX | LOCK_NB) == 0) return Status::Ok();
     if (errno == EWOULDBLOCK) {
       return Status::Unavailable("pull: another pull is writing " + dest + "; wait for it to end");
     }
-    return Status::IoError(Errno("cannot lock", dest));
+    return Status::IoError(ErrnoMessage("cannot lock", dest));
   }
 
  private:
@@ -107,9 +97,9 @@ class Puller {
       if (::lstat(full.c_str(), &st) == 0) {
         if (!S_ISDIR(st.st_mode)) continue;  // the user's file: left alone
       } else if (errno != ENOENT) {
-        return Status::IoError(Errno("cannot stat", full));
+        return Status::IoError(ErrnoMessage("cannot stat", full));
       } else if (::mkdir(full.c_str(), 0700) != 0) {
-        return Status::IoError(Errno("cannot create directory", full));
+        return Status::IoError(ErrnoMessage("cannot create directory", full));
       }
       temp_leaf_ = leaf;
       temp_dir_ = full;
@@ -198,9 +188,9 @@ class Puller {
         }
         continue;
       }
-      if (errno != ENOENT) return Status::IoError(Errno("cannot stat", full));
+      if (errno != ENOENT) return Status::IoError(ErrnoMessage("cannot stat", full));
       if (::mkdir(full.c_str(), 0700) != 0 && errno != EEXIST) {
-        return Status::IoError(Errno("cannot create directory", full));
+        return Status::IoError(ErrnoMessage("cannot create directory", full));
       }
     }
     return Status::Ok();
@@ -218,12 +208,12 @@ class Puller {
       // while its entries are written; FinishDirs gives it the snapshot's mode again.
       if ((st.st_mode & (S_IWUSR | S_IXUSR)) != (S_IWUSR | S_IXUSR) &&
           ::chmod(full.c_str(), (st.st_mode & 07777) | S_IRWXU) != 0) {
-        return Status::IoError(Errno("cannot make writable", full));
+        return Status::IoError(ErrnoMessage("cannot make writable", full));
       }
       return Status::Ok();
     }
     if (::mkdir(full.c_str(), 0700) != 0)
-      return Status::IoError(Errno("cannot create directory", full));
+      return Status::IoError(ErrnoMessage("cannot create directory", full));
     return Status::Ok();
   }
 
@@ -362,10 +352,10 @@ class Puller {
           static_cast<uint64_t>(st.st_size) == e.size) {
         struct timespec times[2] = {Ts(e.mtime_ns), Ts(e.mtime_ns)};
         if ((st.st_mode & 07777) != e.mode && ::chmod(full.c_str(), e.mode) != 0) {
-          return Status::IoError(Errno("cannot chmod", full));
+          return Status::IoError(ErrnoMessage("cannot chmod", full));
         }
         if (::utimensat(AT_FDCWD, full.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
-          return Status::IoError(Errno("cannot set mtime", full));
+          return Status::IoError(ErrnoMessage("cannot set mtime", full));
         }
         reused_bytes_ += e.size;
         bytes_ += e.size;
@@ -385,7 +375,7 @@ class Puller {
     if (fd < 0) {
       if (old_fd >= 0) ::close(old_fd);
       if (killed_fd >= 0) ::close(killed_fd);
-      return Status::IoError(Errno("cannot create", tmp));
+      return Status::IoError(ErrnoMessage("cannot create", tmp));
     }
     Status s;
     uint64_t offset = 0;
@@ -416,24 +406,16 @@ class Puller {
         s = bytes.status();
         break;
       }
-      const char* p = bytes->data();
-      size_t left = bytes->size();
-      while (left > 0 && s.ok()) {
-        ssize_t n = ::write(fd, p, left);
-        if (n < 0 && errno == EINTR) continue;
-        if (n < 0) s = Status::IoError(Errno("cannot write", tmp));
-        if (n > 0) {
-          p += n;
-          left -= static_cast<size_t>(n);
-        }
+      if (WriteFull(fd, bytes->data(), bytes->size()) < 0) {
+        s = Status::IoError(ErrnoMessage("cannot write", tmp));
       }
       if (!s.ok()) break;
     }
-    if (s.ok() && ::fchmod(fd, e.mode) != 0) s = Status::IoError(Errno("cannot chmod", tmp));
-    if (s.ok() && ::fsync(fd) != 0) s = Status::IoError(Errno("cannot fsync", tmp));
+    if (s.ok() && ::fchmod(fd, e.mode) != 0) s = Status::IoError(ErrnoMessage("cannot chmod", tmp));
+    if (s.ok() && ::fsync(fd) != 0) s = Status::IoError(ErrnoMessage("cannot fsync", tmp));
     CUTOVER_FAILPOINT("pull.file.after_fsync");
     struct timespec times[2] = {Ts(e.mtime_ns), Ts(e.mtime_ns)};
-    if (s.ok() && ::futimens(fd, times) != 0) s = Status::IoError(Errno("cannot set mtime", tmp));
+    if (s.ok() && ::futimens(fd, times) != 0) s = Status::IoError(ErrnoMessage("cannot set mtime", tmp));
     ::close(fd);
     if (old_fd >= 0) ::close(old_fd);
     if (killed_fd >= 0) ::close(killed_fd);
@@ -452,7 +434,7 @@ class Puller {
     std::string tmp = TempFor(e);
     ::unlink(tmp.c_str());
     if (::symlink(e.target.c_str(), tmp.c_str()) != 0)
-      return Status::IoError(Errno("cannot create symlink", tmp));
+      return Status::IoError(ErrnoMessage("cannot create symlink", tmp));
     struct timespec times[2] = {Ts(e.mtime_ns), Ts(e.mtime_ns)};
     ::utimensat(AT_FDCWD, tmp.c_str(), times, AT_SYMLINK_NOFOLLOW);
     Status s = ReplaceWith(tmp, full);
@@ -467,7 +449,7 @@ class Puller {
       return Status::InvalidArgument("pull: " + full + " is a directory; remove it first");
     }
     if (::rename(tmp.c_str(), full.c_str()) != 0)
-      return Status::IoError(Errno("cannot rename into", full));
+      return Status::IoError(ErrnoMessage("cannot rename into", full));
     return Status::Ok();
   }
 
@@ -478,9 +460,9 @@ class Puller {
       Status s;
       struct timespec times[2] = {Ts((*it)->mtime_ns), Ts((*it)->mtime_ns)};
       if (::chmod(full.c_str(), (*it)->mode) != 0) {
-        s = Status::IoError(Errno("cannot chmod", full));
+        s = Status::IoError(ErrnoMessage("cannot chmod", full));
       } else if (::utimensat(AT_FDCWD, full.c_str(), times, AT_SYMLINK_NOFOLLOW) != 0) {
-        s = Status::IoError(Errno("cannot set mtime", full));
+        s = Status::IoError(ErrnoMessage("cannot set mtime", full));
       }
       CUTOVER_RETURN_IF_ERROR(Record(**it, std::move(s)));
     }

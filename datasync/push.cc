@@ -16,6 +16,7 @@
 #include <unordered_set>
 
 #include "core/failpoint.h"
+#include "core/posix_io.h"
 #include "datasync/chunk_hasher.h"
 #include "datasync/chunker.h"
 #include "datasync/entry_spool.h"
@@ -28,10 +29,6 @@
 
 namespace cutover {
 namespace {
-
-std::string Errno(const std::string& what, const std::string& path) {
-  return what + " " + path + ": " + std::strerror(errno);
-}
 
 int64_t MtimeNs(const struct stat& st) {
   return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
@@ -47,15 +44,10 @@ const char* SpecialKind(mode_t m) {
 
 Status ReadAt(int fd, std::string* out, uint64_t offset, uint64_t length, const std::string& path) {
   out->resize(length);
-  size_t got = 0;
-  while (got < length) {
-    ssize_t n = ::pread(fd, out->data() + got, length - got, static_cast<off_t>(offset + got));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::IoError(Errno("cannot read", path));
-    }
-    if (n == 0) return Status::IoError("file changed while being read (shrank): " + path);
-    got += static_cast<size_t>(n);
+  const ssize_t got = PreadFull(fd, out->data(), length, offset);
+  if (got < 0) return Status::IoError(ErrnoMessage("cannot read", path));
+  if (static_cast<uint64_t>(got) < length) {
+    return Status::IoError("file changed while being read (shrank): " + path);
   }
   return Status::Ok();
 }
@@ -96,7 +88,7 @@ class Pusher {
   Status Walk(const std::string& rel) {
     std::string dir = rel.empty() ? src_ : src_ + "/" + rel;
     DIR* d = ::opendir(dir.c_str());
-    if (d == nullptr) return Status::IoError(Errno("cannot list", dir));
+    if (d == nullptr) return Status::IoError(ErrnoMessage("cannot list", dir));
     std::vector<std::string> names;
     errno = 0;
     while (struct dirent* e = ::readdir(d)) {
@@ -112,7 +104,7 @@ class Pusher {
       struct stat st;
       if (::lstat(full.c_str(), &st) != 0) {
         if (errno == ENOENT) continue;  // removed meanwhile: not part of the snapshot
-        return Status::IoError(Errno("cannot stat", full));
+        return Status::IoError(ErrnoMessage("cannot stat", full));
       }
       Entry e;
       e.path = path;
@@ -139,7 +131,7 @@ class Pusher {
         if (!mine) continue;
         std::string target(static_cast<size_t>(st.st_size) + 256, '\0');
         ssize_t n = ::readlink(full.c_str(), target.data(), target.size());
-        if (n < 0) return Status::IoError(Errno("cannot read symlink", full));
+        if (n < 0) return Status::IoError(ErrnoMessage("cannot read symlink", full));
         target.resize(static_cast<size_t>(n));
         e.target = target;
         CUTOVER_RETURN_IF_ERROR(walked_->Write(Record{std::move(e), {}, 0}));
@@ -294,7 +286,7 @@ class Pusher {
     }
     ++files_read_;
     int fd = ::open(FullPath(w).c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return Status::IoError(Errno("cannot open", FullPath(w)));
+    if (fd < 0) return Status::IoError(ErrnoMessage("cannot open", FullPath(w)));
     Status s = ChunkAndUpload(fd, w, e, previous);
     ::close(fd);
     return s;
@@ -329,15 +321,12 @@ class Pusher {
         fed -= base;
         base = 0;
       }
-      for (;;) {
-        ssize_t got = ::read(fd, pending + held, kChunkFileReadBytes);
-        if (got < 0 && errno == EINTR) continue;
-        if (got < 0) return Status::IoError(Errno("cannot read", FullPath(w)));
-        if (got == 0) eof = true;
-        held += static_cast<size_t>(got);
-        read_total += static_cast<uint64_t>(got);
-        return Status::Ok();
-      }
+      const ssize_t got = ReadSome(fd, pending + held, kChunkFileReadBytes);
+      if (got < 0) return Status::IoError(ErrnoMessage("cannot read", FullPath(w)));
+      if (got == 0) eof = true;
+      held += static_cast<size_t>(got);
+      read_total += static_cast<uint64_t>(got);
+      return Status::Ok();
     };
     // Names the chunk pending[base, base + length) (`known` when a previous chunk had its bytes)
     // and uploads it unless told not to, then drops its bytes.
@@ -406,7 +395,7 @@ class Pusher {
     }
     chunker.Finish(&ends);
     struct stat st;
-    if (::fstat(fd, &st) != 0) return Status::IoError(Errno("cannot stat", FullPath(w)));
+    if (::fstat(fd, &st) != 0) return Status::IoError(ErrnoMessage("cannot stat", FullPath(w)));
     if (read_total != w.key.size || static_cast<uint64_t>(st.st_size) != w.key.size ||
         MtimeNs(st) != w.key.mtime_ns ||
         static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec !=
@@ -501,7 +490,7 @@ class Pusher {
     if (cur == in_pack_.end()) {
       std::string bytes;
       int fd = ::open(FullPath(w).c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) return Status::IoError(Errno("cannot open", FullPath(w)));
+      if (fd < 0) return Status::IoError(ErrnoMessage("cannot open", FullPath(w)));
       Status s = ReadAt(fd, &bytes, 0, ref->length, FullPath(w));
       ::close(fd);
       CUTOVER_RETURN_IF_ERROR(s);

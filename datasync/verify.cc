@@ -13,6 +13,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "core/posix_io.h"
 #include "datasync/extras.h"
 #include "datasync/manifest.h"
 #include "datasync/state.h"
@@ -114,14 +115,8 @@ class Verifier {
     uint64_t off = 0;
     for (const ChunkRef& c : e.chunks) {
       buf.resize(c.length);
-      size_t got = 0;
-      while (got < c.length) {
-        ssize_t n = ::pread(fd, buf.data() + got, c.length - got, static_cast<off_t>(off + got));
-        if (n < 0 && errno == EINTR) continue;
-        if (n <= 0) break;
-        got += static_cast<size_t>(n);
-      }
-      if (got != c.length || Sha256Of(buf) != c.id) {
+      const ssize_t got = PreadFull(fd, buf.data(), c.length, off);
+      if (got != static_cast<ssize_t>(c.length) || Sha256Of(buf) != c.id) {
         Fail(where + "bytes at offset " + std::to_string(off) + " do not match chunk " +
              ToHex(c.id));
         break;
