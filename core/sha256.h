@@ -70,6 +70,10 @@ Sha256Hash HmacSha256(std::string_view key, std::string_view data);
 // Lower-case hex of `bytes`.
 std::string HexEncode(std::span<const uint8_t> bytes);
 inline std::string HexEncode(const Sha256Hash& h) { return HexEncode(std::span<const uint8_t>(h)); }
+inline std::string HexEncode(std::string_view bytes) {
+  return HexEncode(std::span<const uint8_t>(reinterpret_cast<const uint8_t*>(bytes.data()),
+                                            bytes.size()));
+}
 
 // Decodes hex (either case). InvalidArgument: "bad hex: odd length 3" or
 // "bad hex: invalid character 'g' at 4".

@@ -8,6 +8,8 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "core/sha256.h"
+
 namespace cutover {
 
 Sha256Stream::Sha256Stream() : ctx_(EVP_MD_CTX_new()) {
@@ -64,15 +66,7 @@ ChunkId Sha256Of(const void* data, size_t n) {
   return id;
 }
 
-std::string ToHex(const ChunkId& id) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out(64, '0');
-  for (size_t i = 0; i < id.size(); ++i) {
-    out[2 * i] = kDigits[id[i] >> 4];
-    out[2 * i + 1] = kDigits[id[i] & 15];
-  }
-  return out;
-}
+std::string ToHex(const ChunkId& id) { return HexEncode(std::span<const uint8_t>(id)); }
 
 Result<ChunkId> ParseChunkId(std::string_view hex) {
   if (hex.size() != 64) {

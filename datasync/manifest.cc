@@ -7,6 +7,7 @@
 #include <streambuf>
 #include <unordered_map>
 
+#include "core/sha256.h"
 #include "datasync/shard.h"
 
 #include <zstd.h>
@@ -57,18 +58,6 @@ bool ValidUtf8(std::string_view s) {
   return true;
 }
 
-std::string BytesHex(std::string_view s) {
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(s.size() * 2);
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
-}
-
 bool HexBytes(std::string_view hex, std::string* out) {
   if (hex.size() % 2 != 0) return false;
   out->clear();
@@ -90,7 +79,7 @@ void PutName(json& obj, const std::string& key, const std::string& value) {
   if (ValidUtf8(value)) {
     obj[key] = value;
   } else {
-    obj[key + "_hex"] = BytesHex(value);
+    obj[key + "_hex"] = HexEncode(value);
   }
 }
 

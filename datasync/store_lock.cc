@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/process_identity.h"
+#include "core/sha256.h"
 #include "core/units.h"
 
 namespace cutover {
@@ -69,13 +70,7 @@ std::string RandomHex(size_t bytes) {
       }
     }
   }
-  static constexpr char kDigits[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char c : buf) {
-    out += kDigits[c >> 4];
-    out += kDigits[c & 15];
-  }
-  return out;
+  return HexEncode(std::span<const uint8_t>(buf.data(), bytes));
 }
 
 bool LockIsStale(const LockInfo& l, int64_t now_ns, std::chrono::nanoseconds stale_after,
