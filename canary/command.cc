@@ -9,6 +9,7 @@
 #include <memory>
 
 #include "canary/controller.h"
+#include "canary/history.h"
 #include "canary/lease.h"
 #include "canary/measure.h"
 #include "canary/mirror_proxy.h"
@@ -46,29 +47,6 @@ canary::ControllerOptions StopOnSignals() {
 // The state file of the commands that only read it or act on a rollout already in it (status,
 // history, pause, abort, ...): never created by them.
 constexpr OpenOptions kExisting{.must_exist = true};
-
-json OptJson(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
-
-Result<canary::RolloutRow> FindRollout(RolloutStore& store, const std::string& name) {
-  CUTOVER_ASSIGN_OR_RETURN(std::optional<canary::RolloutRow> r, store.LatestRollout(name));
-  if (!r) {
-    return Status::NotFound(name.empty() ? std::string("no rollout in the state file")
-                                         : "no rollout named '" + name + "'");
-  }
-  return *r;
-}
-
-json RolloutJson(const canary::RolloutRow& r) {
-  return {{"id", r.id},
-          {"name", r.name},
-          {"status", r.status},
-          {"reason", r.reason},
-          {"step_index", r.step_index},
-          {"started_at", r.started_at},
-          {"updated_at", r.updated_at},
-          {"finished_at", OptJson(r.finished_at)},
-          {"analysis", json::parse(r.analysis_json, nullptr, false)}};
-}
 
 Result<int> RunStart(const GlobalOptions& g, const std::string& spec_path, bool events) {
   CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadInput(spec_path));
@@ -190,9 +168,9 @@ canary::LeaseVerdict ControllerOf(RolloutStore& store, const canary::RolloutRow&
 
 Result<int> RunStatus(const GlobalOptions& g, const std::string& name) {
   CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g), kExisting));
-  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutRow r, FindRollout(store, name));
+  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutRow r, canary::FindRollout(store, name));
   CUTOVER_ASSIGN_OR_RETURN(std::optional<canary::StepRow> step, store.GetStep(r.id, r.step_index));
-  json doc = {{"schema", "cutover.rollout-status/1"}, {"rollout", RolloutJson(r)}};
+  json doc = {{"schema", "cutover.rollout-status/1"}, {"rollout", canary::RolloutJson(r)}};
   std::string table = "rollout " + r.name + " (" + std::to_string(r.id) + "): " + r.status +
                       ", step " + std::to_string(r.step_index);
   if (step) {
@@ -279,7 +257,7 @@ Result<int> AbortItself(const GlobalOptions& g, RolloutStore& store, const canar
 
 Result<int> RunCommand(const GlobalOptions& g, const std::string& name, const std::string& cmd) {
   CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(ResolveDbPath(g), kExisting));
-  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutRow r, FindRollout(store, name));
+  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutRow r, canary::FindRollout(store, name));
   if (!canary::IsActiveStatus(r.status)) {
     return Status::FailedPrecondition("rollout " + r.name + " is " + r.status + ", not active");
   }
@@ -424,84 +402,10 @@ void AddMirrorCommand(CLI::App& cmd, CommandContext& ctx) {
   SetCommand(mirror, ctx, [&ctx, flags]() { return RunMirror(ctx.global, *flags); });
 }
 
-}  // namespace
-
-Result<nlohmann::json> RolloutHistory(const std::string& db_path, const std::string& name,
-                                      std::string* table_out) {
-  CUTOVER_ASSIGN_OR_RETURN(RolloutStore store, RolloutStore::Open(db_path, kExisting));
-  CUTOVER_ASSIGN_OR_RETURN(canary::RolloutRow r, FindRollout(store, name));
-  CUTOVER_ASSIGN_OR_RETURN(std::vector<canary::StepRow> steps, store.Steps(r.id));
-  CUTOVER_ASSIGN_OR_RETURN(std::vector<canary::MeasurementRow> ms, store.Measurements(r.id));
-  CUTOVER_ASSIGN_OR_RETURN(std::vector<canary::EventRow> events, store.Events(r.id));
-  // Bump the version on an incompatible change of this document.
-  json doc = {{"schema", "cutover.rollout-history/1"}, {"rollout", RolloutJson(r)}};
-  std::string table = "rollout " + r.name + " (" + std::to_string(r.id) + "): " + r.status + "\n";
-  json js = json::array();
-  for (const canary::StepRow& s : steps) {
-    js.push_back({{"index", s.step_index},
-                  {"kind", s.kind},
-                  {"canary_percent", s.canary_percent},
-                  {"weights", json::parse(canary::WeightsToJson(s.weights))},
-                  {"readback", json::parse(canary::WeightsToJson(s.readback))},
-                  {"intended_at", s.intended_at},
-                  {"applied_at", OptJson(s.applied_at)},
-                  {"finished_at", OptJson(s.finished_at)},
-                  {"outcome", s.outcome}});
-    table += "  step " + std::to_string(s.step_index) + " " + s.kind + " canary " +
-             std::to_string(s.canary_percent) + "% " + (s.outcome.empty() ? "-" : s.outcome) +
-             ", intended " + Rfc3339Utc(s.intended_at) +
-             (s.applied_at ? ", applied " + Rfc3339Utc(*s.applied_at) + " read back " +
-                                 canary::WeightsToJson(s.readback)
-                           : std::string(", not applied")) +
-             "\n";
-    // Each interval of the step: its verdict and decision, then each check's value against
-    // its bound (the reason the analysis wrote).
-    std::string checks;
-    for (const canary::MeasurementRow& m : ms) {
-      if (m.step_index != s.step_index || m.verdict == "info") continue;
-      if (m.check == "interval") {
-        table += "    interval " + std::to_string(m.interval_index) + " " +
-                 Rfc3339Utc(m.window_start) + " .. " + Rfc3339Utc(m.window_end) + ": " + m.verdict +
-                 ", " + m.reason + "\n" + checks;
-        checks.clear();
-      } else {
-        checks += "      " + m.check + ": " + m.verdict +
-                  (m.reason.empty() ? "" : " (" + m.reason + ")") + "\n";
-      }
-    }
-  }
-  doc["steps"] = std::move(js);
-  json jm = json::array();
-  for (const canary::MeasurementRow& m : ms) {
-    jm.push_back({{"step", m.step_index},
-                  {"interval", m.interval_index},
-                  {"check", m.check},
-                  {"query", m.query},
-                  {"window", {m.window_start, m.window_end}},
-                  {"canary", OptJson(m.canary_value)},
-                  {"baseline", OptJson(m.baseline_value)},
-                  {"figures", json::parse(m.figures_json, nullptr, false)},
-                  {"verdict", m.verdict},
-                  {"reason", m.reason},
-                  {"at", m.at}});
-  }
-  doc["measurements"] = std::move(jm);
-  json je = json::array();
-  if (!events.empty()) table += "  events:\n";
-  for (const canary::EventRow& e : events) {
-    je.push_back({{"at", e.at}, {"kind", e.kind}, {"message", e.message}});
-    table += "    " + Rfc3339Utc(e.at) + " " + e.kind + ": " + e.message + "\n";
-  }
-  doc["events"] = std::move(je);
-  if (table_out != nullptr) *table_out = std::move(table);
-  return doc;
-}
-
-namespace {
 
 Result<int> RunHistory(const GlobalOptions& g, const std::string& name) {
   std::string table;
-  CUTOVER_ASSIGN_OR_RETURN(json doc, RolloutHistory(ResolveDbPath(g), name, &table));
+  CUTOVER_ASSIGN_OR_RETURN(json doc, canary::RolloutHistory(ResolveDbPath(g), name, &table));
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
   return 0;
 }

@@ -9,7 +9,7 @@
 
 #include <sys/stat.h>
 
-#include "canary/command.h"
+#include "canary/history.h"
 #include "compat/record.h"
 #include "core/file_util.h"
 #include "core/fingerprint.h"
@@ -126,7 +126,7 @@ Result<int> RunAssess(const AssessFlags& f, const GlobalOptions& g) {
       CUTOVER_ASSIGN_OR_RETURN(history, LoadInput("--canary", f.canary));
       in.input_paths["canary history"] = f.canary;
     } else {
-      Result<nlohmann::json> h = RolloutHistory(ResolveDbPath(g), f.canary);
+      Result<nlohmann::json> h = canary::RolloutHistory(ResolveDbPath(g), f.canary);
       if (!h.ok()) {
         return Status::InvalidArgument("--canary " + f.canary +
                                        ": neither a history file nor a rollout in the state "
