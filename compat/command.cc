@@ -261,6 +261,59 @@ Result<int> RunSoakSuite(const RunOptions& o, const GlobalOptions& g, SuiteRunOp
   return 0;
 }
 
+// The text of a finished run: the calibration, one line per case, what ran each case (cpu) or
+// the device (cuda).
+std::string RunTable(const CompatRecord& rec, bool cuda_backend) {
+  std::string table;
+  if (rec.calibration.measured) {
+    char line[256];
+    const Calibration& k = rec.calibration;
+    std::snprintf(line, sizeof(line), "calibration: copy %.2f GB/s, fp32 GEMM %.2f GFLOP/s",
+                  k.copy_gbps, k.gemm_gflops);
+    table += line;
+    if (!k.gemm_implementation.empty()) table += " (" + k.gemm_implementation + ")";
+    if (k.gemm_bf16_gflops > 0) {
+      std::snprintf(line, sizeof(line), ", bf16 GEMM %.2f GFLOP/s (tensor-core dtypes)",
+                    k.gemm_bf16_gflops);
+      table += line;
+    }
+    std::snprintf(line, sizeof(line),
+                  " (%.2f s); rates below are also given as a fraction of these\n", k.seconds);
+    table += line;
+  }
+  for (const CaseResult& r : rec.cases) {
+    char line[256];
+    if (r.status == "ok") {
+      std::snprintf(line, sizeof(line), "%-58s %10.4f ms %10.2f %-7s %5.1f%%%s\n", r.id.c_str(),
+                    r.timing.median_s * 1e3, r.timing.rate, r.timing.rate_unit.c_str(),
+                    r.timing.fraction_of_ceiling * 100,
+                    r.deterministic ? "" : "  NOT deterministic");
+    } else {
+      std::snprintf(line, sizeof(line), "%-58s %s (%s)\n", r.id.c_str(), r.status.c_str(),
+                    r.error.c_str());
+    }
+    table += line;
+  }
+  if (!cuda_backend) table += ImplementationSummary(rec);
+  if (cuda_backend && rec.device.value("device_count", 0) == 1) {
+    for (const CaseResult& r : rec.cases) {
+      if (r.status == "ok" && IsCollectiveOp(r.spec.op)) {
+        table +=
+            "collectives ran on 1 device: their GB/s is the algorithm bandwidth; multi-GPU "
+            "behaviour was not measured\n";
+        break;
+      }
+    }
+  }
+  if (cuda_backend) {
+    const nlohmann::json& d = rec.device;
+    table = "device: " + d.value("name", std::string("?")) + ", " +
+            std::to_string(d.value("sm_count", 0)) + " SMs, compute capability " +
+            d.value("compute_capability", std::string("?")) + "\n" + table;
+  }
+  return table;
+}
+
 Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
                      const NodeFingerprintFn& node_fingerprint = {}) {
   if (o.suite == "cluster") return RunCluster(o, g, node_fingerprint);
@@ -297,14 +350,8 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
   rec.accumulate = o.accumulate;
   rec.threads = cuda_backend ? 0 : o.threads;
   rec.build_type = BuildType();
-  // A resumed run keeps the record's own calibration (its fractions stay on one yardstick).
-  bool keep_calibration = false;
-  Calibration held_calibration;
-  if (o.resume) {
-    Result<CompatRecord> held = LoadRecord(o.record);
-    keep_calibration = held.ok() && held->calibration.measured;
-    if (keep_calibration) held_calibration = held->calibration;
-  }
+  const std::optional<Calibration> held_calibration = HeldCalibration(o.record, o.resume);
+  const bool keep_calibration = held_calibration.has_value();
   std::optional<LoadedBackend> cuda;
   if (cuda_backend) {
     CUTOVER_ASSIGN_OR_RETURN(LoadedBackend opened, OpenCuda(o.device));
@@ -325,7 +372,7 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
     dcfg.device_count = cuda->DeviceCount();
     dcfg.warmup = o.warmup;
     dcfg.reps = o.reps;
-    dcfg.calibration = keep_calibration ? held_calibration : rec.calibration;
+    dcfg.calibration = keep_calibration ? *held_calibration : rec.calibration;
     const CutoverCompatPlugin* table = &cuda->table();
     run.run_case = [table, dcfg](const OpDescriptor& op, const CaseSpec& c) {
       return RunDeviceCase(*table, op, c, dcfg);
@@ -350,53 +397,7 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
   progress.Finish(ran.ok() ? Status::Ok() : ran.status());
   if (!ran.ok()) return ran.status();
   const SuiteRunResult& done = *ran;
-  std::string table;
-  if (done.record.calibration.measured) {
-    char line[256];
-    const Calibration& k = done.record.calibration;
-    std::snprintf(line, sizeof(line), "calibration: copy %.2f GB/s, fp32 GEMM %.2f GFLOP/s",
-                  k.copy_gbps, k.gemm_gflops);
-    table += line;
-    if (!k.gemm_implementation.empty()) table += " (" + k.gemm_implementation + ")";
-    if (k.gemm_bf16_gflops > 0) {
-      std::snprintf(line, sizeof(line), ", bf16 GEMM %.2f GFLOP/s (tensor-core dtypes)",
-                    k.gemm_bf16_gflops);
-      table += line;
-    }
-    std::snprintf(line, sizeof(line),
-                  " (%.2f s); rates below are also given as a fraction of these\n", k.seconds);
-    table += line;
-  }
-  for (const CaseResult& r : done.record.cases) {
-    char line[256];
-    if (r.status == "ok") {
-      std::snprintf(line, sizeof(line), "%-58s %10.4f ms %10.2f %-7s %5.1f%%%s\n", r.id.c_str(),
-                    r.timing.median_s * 1e3, r.timing.rate, r.timing.rate_unit.c_str(),
-                    r.timing.fraction_of_ceiling * 100,
-                    r.deterministic ? "" : "  NOT deterministic");
-    } else {
-      std::snprintf(line, sizeof(line), "%-58s %s (%s)\n", r.id.c_str(), r.status.c_str(),
-                    r.error.c_str());
-    }
-    table += line;
-  }
-  if (!cuda_backend) table += ImplementationSummary(done.record);
-  if (cuda_backend && done.record.device.value("device_count", 0) == 1) {
-    for (const CaseResult& r : done.record.cases) {
-      if (r.status == "ok" && IsCollectiveOp(r.spec.op)) {
-        table +=
-            "collectives ran on 1 device: their GB/s is the algorithm bandwidth; multi-GPU "
-            "behaviour was not measured\n";
-        break;
-      }
-    }
-  }
-  if (cuda_backend) {
-    const nlohmann::json& d = done.record.device;
-    table = "device: " + d.value("name", std::string("?")) + ", " +
-            std::to_string(d.value("sm_count", 0)) + " SMs, compute capability " +
-            d.value("compute_capability", std::string("?")) + "\n" + table;
-  }
+  std::string table = RunTable(done.record, cuda_backend);
   if (!o.dump.empty()) {
     table += "cases dumped to " + o.dump + " (replay them in PyTorch: python3 " + o.dump +
              "/replay.py)\n";

@@ -32,6 +32,13 @@ Status CheckResumable(const CompatRecord& held, const CompatRecord& want, const 
   return Status::Ok();
 }
 
+std::optional<Calibration> HeldCalibration(const std::string& record_path, bool resume) {
+  if (!resume) return std::nullopt;
+  Result<CompatRecord> held = LoadRecord(record_path);
+  if (!held.ok() || !held->calibration.measured) return std::nullopt;
+  return held->calibration;
+}
+
 Result<SuiteRunResult> RunSuiteToRecord(const SuiteRunOptions& opts,
                                         const std::function<void()>& on_case) {
   SuiteRunResult out;

@@ -14,6 +14,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,6 +49,12 @@ struct SuiteRunResult {
 // header: "compat run --resume: PATH was made with backend cuda, this run uses cpu (use the same
 // options or another --record)"; likewise for suite, accumulate, threads and op_table_version.
 Status CheckResumable(const CompatRecord& held, const CompatRecord& want, const std::string& path);
+
+// The calibration a resumed run keeps: the existing record's at `record_path` when `resume` is set
+// and it holds a measured one (its fractions of ceiling then stay on one yardstick), else
+// nullopt (the run calibrates). A record that cannot be read is left to RunSuiteToRecord to
+// refuse.
+std::optional<Calibration> HeldCalibration(const std::string& record_path, bool resume);
 
 // Runs every case of `opts.cases` the record does not hold yet (all of them without resume or
 // when record_path does not exist) and writes the record after each one. Each case run (by

@@ -247,7 +247,9 @@ TEST(CalibrationTest, CpuCeilingsAreMeasuredQuickly) {
   EXPECT_EQ(cal.copy_bytes, 8.0 * (1 << 24));
   // About 1 s on 2 loaded cores; the brief allows ~3. Under AddressSanitizer the time is the
   // instrumentation's (16.7 s in CI), so the budget is not checked there.
-  if (!testing::kAddressSanitizer) EXPECT_LT(cal.seconds, 10.0);
+  if (!testing::kAddressSanitizer) {
+    EXPECT_LT(cal.seconds, 10.0);
+  }
 }
 
 }  // namespace
