@@ -20,6 +20,7 @@
 
 #include "core/http_client.h"
 #include "core/log.h"
+#include "core/strings.h"
 
 namespace cutover::canary {
 namespace {
@@ -33,20 +34,13 @@ using Clock = std::chrono::steady_clock;
 // Boost 1.74's Beast has its own string_view.
 std::string_view Sv(beast::string_view s) { return {s.data(), s.size()}; }
 
-bool IEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) ==
-                  std::tolower(static_cast<unsigned char>(y));
-         });
-}
-
 // Headers that belong to one connection (RFC 9110 7.6.1) or that libcurl and Beast set themselves
 // for the hop they make; Accept-Encoding is left out so upstreams answer comparable bodies.
 bool IsHopHeader(std::string_view name) {
   for (std::string_view h : {"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
                              "Proxy-Authorization", "TE", "Trailer", "Transfer-Encoding", "Upgrade",
                              "Host", "Content-Length", "Expect", "Accept-Encoding"}) {
-    if (IEquals(name, h)) return true;
+    if (EqualsIgnoreCase(name, h)) return true;
   }
   return false;
 }
@@ -61,7 +55,7 @@ bool ListedInConnection(std::string_view name, std::string_view connection) {
     while (!token.empty() && (token.front() == ' ' || token.front() == '\t'))
       token.remove_prefix(1);
     while (!token.empty() && (token.back() == ' ' || token.back() == '\t')) token.remove_suffix(1);
-    if (!token.empty() && IEquals(token, name)) return true;
+    if (!token.empty() && EqualsIgnoreCase(token, name)) return true;
     pos = comma + 1;
   }
   return false;
@@ -340,7 +334,7 @@ struct MirrorProxy::Impl {
     const bool head = up.method == "HEAD";
     const bool no_body = r->status < 200 || r->status == 204 || r->status == 304;
     for (const HttpHeader& h : r->headers) {
-      if (head && IEquals(h.name, "Content-Length")) {
+      if (head && EqualsIgnoreCase(h.name, "Content-Length")) {
         res.insert(h.name, h.value);  // the length a GET would have; no body follows
         continue;
       }

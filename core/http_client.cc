@@ -39,8 +39,6 @@ void GlobalInit() {
   std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
 }
 
-char LowerChar(char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); }
-
 }  // namespace
 
 HttpUploadSource HttpUploadSource::FromBytes(std::string_view bytes) {
@@ -57,13 +55,6 @@ HttpUploadSource HttpUploadSource::FromBytes(std::string_view bytes) {
 
 namespace {
 
-bool IEquals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    if (LowerChar(a[i]) != LowerChar(b[i])) return false;
-  }
-  return true;
-}
 
 bool IsToken(std::string_view s) {
   if (s.empty()) return false;
@@ -81,7 +72,7 @@ bool IsSecretHeaderName(std::string_view name) {
       "authorization", "proxy-authorization",  "cookie",
       "set-cookie",    "x-amz-security-token", "x-api-key"};
   for (auto n : kNames) {
-    if (IEquals(name, n)) return true;
+    if (EqualsIgnoreCase(name, n)) return true;
   }
   return IsSecretName(name);
 }
@@ -91,7 +82,7 @@ bool IsSecretQueryName(std::string_view name) {
       "x-amz-signature", "x-amz-credential", "x-amz-security-token", "signature", "sig", "token",
       "access_token",    "password"};
   for (auto n : kNames) {
-    if (IEquals(name, n)) return true;
+    if (EqualsIgnoreCase(name, n)) return true;
   }
   return IsSecretName(name);
 }
@@ -334,7 +325,7 @@ class Transfer {
   Status BuildOnce() {
     bool has_type = false;
     for (const HttpHeader& h : request_.headers) {
-      if (IEquals(h.name, "Content-Type")) has_type = true;
+      if (EqualsIgnoreCase(h.name, "Content-Type")) has_type = true;
       std::string line = h.name + (h.value.empty() ? ";" : ": " + h.value);
       headers_ = curl_slist_append(headers_, line.c_str());
     }
@@ -623,7 +614,7 @@ std::string RedactUrl(std::string_view url) {
 
 std::optional<std::string> HttpResponse::Header(std::string_view name) const {
   for (const HttpHeader& h : headers) {
-    if (IEquals(h.name, name)) return h.value;
+    if (EqualsIgnoreCase(h.name, name)) return h.value;
   }
   return std::nullopt;
 }

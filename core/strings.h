@@ -4,6 +4,9 @@
 #ifndef CUTOVER_CORE_STRINGS_H_
 #define CUTOVER_CORE_STRINGS_H_
 
+#include <charconv>
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -14,12 +17,15 @@ constexpr bool IsAsciiSpace(char c) {
   return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
 }
 
-// `s` without leading and trailing ASCII white space (a view into `s`).
-constexpr std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsAsciiSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsAsciiSpace(s.back())) s.remove_suffix(1);
+// `s` without the leading and trailing bytes found in `chars` (a view into `s`).
+constexpr std::string_view TrimAny(std::string_view s, std::string_view chars) {
+  while (!s.empty() && chars.find(s.front()) != std::string_view::npos) s.remove_prefix(1);
+  while (!s.empty() && chars.find(s.back()) != std::string_view::npos) s.remove_suffix(1);
   return s;
 }
+
+// `s` without leading and trailing ASCII white space (a view into `s`).
+constexpr std::string_view Trim(std::string_view s) { return TrimAny(s, " \t\n\v\f\r"); }
 
 // `s` with A-Z turned to a-z; every other byte as it was.
 inline std::string AsciiLower(std::string_view s) {
@@ -28,6 +34,29 @@ inline std::string AsciiLower(std::string_view s) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
   }
   return out;
+}
+
+// True when `a` and `b` differ only in the case of ASCII letters (HTTP header names).
+constexpr bool EqualsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+// A decimal integer filling `text` once surrounding ASCII white space is trimmed ("16\n"), or
+// nullopt (empty, a sign on an unsigned type, any other byte, out of range).
+template <typename Int>
+std::optional<Int> ParseDecimal(std::string_view text) {
+  text = Trim(text);
+  Int v{};
+  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (text.empty() || ec != std::errc() || p != text.data() + text.size()) return std::nullopt;
+  return v;
 }
 
 }  // namespace cutover

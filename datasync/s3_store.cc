@@ -94,7 +94,7 @@ class S3Store : public Store {
     CUTOVER_ASSIGN_OR_RETURN(HttpResponse r, client_.Send(req));
     if (r.status != 200) return ErrorFor(req.method, url, r);
     std::optional<std::string> len = r.Header("Content-Length");
-    std::optional<uint64_t> size = len ? ParseU64(*len) : std::nullopt;
+    std::optional<uint64_t> size = len ? ParseDecimal<uint64_t>(*len) : std::nullopt;
     if (!size) return Status::Unavailable("HEAD " + url + ": no valid Content-Length");
     return *size;
   }
@@ -223,7 +223,7 @@ struct ListParser {
       if (ev.local == "Key") {
         key = text;
       } else if (ev.local == "Size") {
-        size = ParseU64(text);
+        size = ParseDecimal<uint64_t>(text);
         bad_size = !size;
       }
     } else if (ev.depth == 2) {

@@ -401,7 +401,7 @@ class WebDavStore : public Store {
     CUTOVER_ASSIGN_OR_RETURN(HttpResponse r, client_.Send({.method = "HEAD", .url = url}));
     if (r.status != 200) return ErrorFor("HEAD", url, r);
     std::optional<std::string> len = r.Header("Content-Length");
-    std::optional<uint64_t> size = len ? ParseU64(*len) : std::nullopt;
+    std::optional<uint64_t> size = len ? ParseDecimal<uint64_t>(*len) : std::nullopt;
     if (!size) return Status::Unavailable("HEAD " + url + ": no valid Content-Length");
     return *size;
   }
@@ -523,13 +523,6 @@ class WebDavStore : public Store {
 
 }  // namespace
 
-std::optional<uint64_t> ParseU64(std::string_view s) {
-  s = Trim(s);
-  uint64_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (s.empty() || ec != std::errc() || p != s.data() + s.size()) return std::nullopt;
-  return v;
-}
 
 
 Result<std::string> TakeRange(const std::string& url, HttpResponse r, uint64_t offset,
@@ -541,7 +534,7 @@ Result<std::string> TakeRange(const std::string& url, HttpResponse r, uint64_t o
   if (r.status == 416) {
     std::optional<uint64_t> total;
     if (auto cr = r.Header("Content-Range"); cr && cr->starts_with("bytes */")) {
-      total = ParseU64(std::string_view(*cr).substr(8));
+      total = ParseDecimal<uint64_t>(std::string_view(*cr).substr(8));
     }
     if (total) return ShorterError(url, *total, offset, length);
     return Status::Corruption("GET " + url + ": object is shorter than offset " +
@@ -555,9 +548,9 @@ Result<std::string> TakeRange(const std::string& url, HttpResponse r, uint64_t o
     size_t dash = v.find('-');
     size_t slash = v.find('/');
     if (dash != std::string_view::npos && slash != std::string_view::npos && dash < slash) {
-      first = ParseU64(v.substr(0, dash));
-      last = ParseU64(v.substr(dash + 1, slash - dash - 1));
-      total = ParseU64(v.substr(slash + 1));  // nullopt for "*"
+      first = ParseDecimal<uint64_t>(v.substr(0, dash));
+      last = ParseDecimal<uint64_t>(v.substr(dash + 1, slash - dash - 1));
+      total = ParseDecimal<uint64_t>(v.substr(slash + 1));  // nullopt for "*"
     }
   }
   if (!first || !last || *last < *first || *first != offset ||
@@ -659,7 +652,7 @@ Result<std::vector<DavEntry>> ParseDavMultistatus(std::string_view xml) {
       } else if (name == "status" && under("propstat")) {
         ps_status = StatusLineCode(text);
       } else if (name == "getcontentlength" && under("prop")) {
-        ps_size = ParseU64(text);
+        ps_size = ParseDecimal<uint64_t>(text);
       } else if (name == "propstat") {
         if (ps_status == 0 || (ps_status >= 200 && ps_status < 300)) {
           collection = collection || ps_collection;

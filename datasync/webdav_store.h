@@ -39,8 +39,6 @@ Result<std::unique_ptr<Store>> OpenWebDavStore(std::string_view url, const Store
 
 // ---- shared with the S3 store ----
 
-// A decimal unsigned integer filling `s` (after Trim, core/strings.h), or nullopt.
-std::optional<uint64_t> ParseU64(std::string_view s);
 
 // For a GET sent with "Range: bytes=<offset>-<offset+length-1>" (length >= 1): the requested bytes
 // from a 206 answer, or cut from a 200 answer carrying the whole object. Corruption

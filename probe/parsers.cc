@@ -58,9 +58,7 @@ std::string Unquote(std::string_view v) {
 }  // namespace
 
 std::string_view Trim(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
+  return TrimAny(s, std::string_view(" \t\n\r\v\f\0", 7));  // sysfs values may end in NUL
 }
 
 bool IsDottedVersion(std::string_view s) {
@@ -204,11 +202,7 @@ std::optional<int> PcieGenFromSpeed(std::string_view speed) {
 }
 
 std::optional<long long> ParseInteger(std::string_view text) {
-  text = Trim(text);
-  long long v = 0;
-  auto [p, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || p != text.data() + text.size() || text.empty()) return std::nullopt;
-  return v;
+  return ParseDecimal<long long>(Trim(text));  // probe's Trim: a trailing NUL too
 }
 
 std::optional<unsigned> ParseHex(std::string_view text) {
