@@ -17,9 +17,6 @@ import subprocess
 import sys
 import time
 
-import torch
-import torch.nn.functional as F
-
 
 def time_torch(fn, min_time):
     fn()  # warm-up: thread pool, oneDNN primitive cache
@@ -38,14 +35,22 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--min-time", type=float, default=1.0)
     a = ap.parse_args()
+    # torch.set_num_threads sets OpenMP's (oneDNN's) threads only: torch.matmul goes through the
+    # system BLAS (Debian: OpenBLAS with its own pthreads), which reads OPENBLAS_NUM_THREADS when it
+    # is loaded. Without it a "1 thread" torch GEMM used every core (measured: 12.8 ms at 2 cores'
+    # CPU time against 23.2 ms on one), so set it before torch is imported.
+    os.environ["OPENBLAS_NUM_THREADS"] = str(a.threads)
+    global torch, F
+    import torch
+    import torch.nn.functional as F
     env = dict(os.environ, CUTOVER_BENCH_THREADS=str(a.threads))
     out = subprocess.run([a.bench, "--benchmark_format=json",
                           "--benchmark_min_time=%g" % a.min_time],
                          env=env, capture_output=True, text=True, check=True).stdout
     ours = json.loads(out)["benchmarks"]
     torch.set_num_threads(a.threads)
-    print("torch %s, %d threads (torch.get_num_threads() = %d), %s" % (
-        torch.__version__, a.threads, torch.get_num_threads(),
+    print("torch %s, %d threads (torch.get_num_threads() = %d, OPENBLAS_NUM_THREADS=%s), %s" % (
+        torch.__version__, a.threads, torch.get_num_threads(), os.environ["OPENBLAS_NUM_THREADS"],
         json.loads(out)["context"].get("host_name", "")))
     print()
     print("| case | ours (implementation) | ours ms | torch ms | ours/torch speed |")

@@ -50,6 +50,22 @@ TEST(CpuKernelsTest, Fp32GemmRunsThroughTheBlasWhenBuiltIn) {
   EXPECT_EQ(r.implementation.rfind("OpenBLAS 0.", 0), 0u) << r.implementation;
 }
 
+// --threads reaches OpenBLAS itself (its own count, read back from the library), both ways, not
+// only the implementation's label.
+TEST(CpuKernelsTest, OpenBlasRunsWithTheThreadsAsked) {
+  if (!cpu::BlasInfo().available) {
+    GTEST_SKIP() << "built without OpenBLAS: no library thread count to check";
+  }
+  const OpDescriptor& op = *FindOp("gemm");
+  const CaseSpec c{"gemm", "fp32", {64, 64, 64}, "row-major", 1};
+  for (int threads : {1, 2, 1}) {
+    const CpuKernel k = SelectCpuKernel(op, c, {.threads = threads}, false);
+    EXPECT_EQ(cpu::BlasThreads(), threads);
+    EXPECT_NE(k.implementation.find(threads == 1 ? "1 thread)" : "2 threads)"), std::string::npos)
+        << k.implementation;
+  }
+}
+
 TEST(CpuKernelsTest, ReferenceBackendAndFp64AccumulateUseOurKernels) {
   const CaseSpec c{"gemm", "fp32", {32, 32, 64}, "row-major", 1};
   EXPECT_EQ(RunOne(c, /*reference_only=*/true).implementation, "reference");

@@ -40,6 +40,8 @@ void SetLibraryThreads(int threads);
 // Its two halves, one in each library's file (no-ops without the library).
 void BlasSetThreads(int threads);
 void DnnlSetThreads(int threads);
+// The thread count OpenBLAS itself reports (openblas_get_num_threads); 0 without the library.
+int BlasThreads();
 
 // C[m,n] = A[m,k] * B[k,n], fp32 row-major, through cblas_sgemm.
 // REQUIRES: BlasInfo().available.

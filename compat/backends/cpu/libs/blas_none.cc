@@ -10,6 +10,8 @@ LibraryInfo BlasInfo() { return {}; }
 
 void BlasSetThreads(int) {}
 
+int BlasThreads() { return 0; }
+
 void BlasSgemm(int64_t, int64_t, int64_t, const float*, const float*, float*) {
   std::abort();  // REQUIRES: BlasInfo().available
 }

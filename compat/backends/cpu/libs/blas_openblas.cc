@@ -23,7 +23,10 @@ struct OpenBlas {
   char* (*get_config)() = nullptr;            // openblas_get_config
   char* (*get_corename)() = nullptr;          // openblas_get_corename
   void (*set_num_threads)(int) = nullptr;     // openblas_set_num_threads
-  bool ok() const { return sgemm && get_config && get_corename && set_num_threads; }
+  int (*get_num_threads)() = nullptr;         // openblas_get_num_threads
+  bool ok() const {
+    return sgemm && get_config && get_corename && set_num_threads && get_num_threads;
+  }
 };
 
 const OpenBlas& Load() {
@@ -35,6 +38,7 @@ const OpenBlas& Load() {
     b.get_config = reinterpret_cast<char* (*)()>(::dlsym(h, "openblas_get_config"));
     b.get_corename = reinterpret_cast<char* (*)()>(::dlsym(h, "openblas_get_corename"));
     b.set_num_threads = reinterpret_cast<void (*)(int)>(::dlsym(h, "openblas_set_num_threads"));
+    b.get_num_threads = reinterpret_cast<int (*)()>(::dlsym(h, "openblas_get_num_threads"));
     // An ILP64 build (64-bit blasint) says so in its config; its cblas_sgemm takes int64_t.
     if (b.ok() && std::string(b.get_config()).find("USE64BITINT") != std::string::npos) {
       b.sgemm = nullptr;
@@ -64,6 +68,11 @@ LibraryInfo BlasInfo() {
 void BlasSetThreads(int threads) {
   const OpenBlas& b = Load();
   if (b.ok()) b.set_num_threads(threads);
+}
+
+int BlasThreads() {
+  const OpenBlas& b = Load();
+  return b.ok() ? b.get_num_threads() : 0;
 }
 
 void BlasSgemm(int64_t m, int64_t n, int64_t k, const float* a, const float* b, float* c) {
