@@ -2,9 +2,12 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 
 #include "compat/cluster_compare.h"
 #include "core/junit.h"
+#include "core/progress.h"
+#include "core/strings.h"
 
 namespace cutover {
 
@@ -24,10 +27,24 @@ Result<int> RunClusterCommand(const ClusterOptions& o, const GlobalOptions& g,
   CUTOVER_ASSIGN_OR_RETURN(ClusterComm comm, LoadMpiPlugin(MpiLoaderOptions()));
   CUTOVER_RETURN_IF_ERROR(comm.Init());
   if (comm.size() < 2) return Status::InvalidArgument(kWorldOfOneMessage);
-  auto progress = [&g](const std::string& line) {
-    if (!g.quiet && !g.json) std::fputs(line.c_str(), stderr);
+  // Rank 0's rows as they are measured: on stderr as table lines, or with --progress json as
+  // events (one "progress" per interval, the last row as its note; "start" and "end").
+  CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
+  std::optional<Progress> events;
+  if (comm.rank() == 0 && popts.mode == ProgressMode::kJson) {
+    events.emplace(std::move(popts), "compat run --suite cluster", 0, "rows");
+    events->StartTimer();
+  }
+  auto progress = [&g, &events](const std::string& line) {
+    if (events) {
+      events->SetNote(std::string(Trim(line)));
+      events->Add(1);
+    } else if (!g.quiet && !g.json) {
+      std::fputs(line.c_str(), stderr);
+    }
   };
   Result<ClusterRunResult> ran = RunClusterSuite(comm, o, launcher, fingerprint, progress);
+  if (events) events->Finish(ran.ok() ? Status::Ok() : ran.status());
   if (!ran.ok()) {
     // The same on every rank (options that disagree): every rank returns it.
     if (ran.status().code() == Code::kInvalidArgument) return ran.status();

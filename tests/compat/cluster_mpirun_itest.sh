@@ -57,6 +57,23 @@ assert "fingerprint" in r["nodes"][0]
 PY
 echo "ok: record valid, every collective correct, busbw = bytes / avg time x factor, matrix 4 x 4"
 
+# --progress json: rank 0 alone writes events (start, progress with the last row as its note,
+# end) on stderr, one JSON object a line, and no table rows there.
+mpirun --oversubscribe -np 2 "$bin" --progress json compat run --suite cluster --ops all_reduce \
+  -b 1KiB -e 4KiB -f 2 --reps 2 --passes 0 --record "$work/events.rec" >"$work/out4" \
+  2>"$work/err4" || { cat "$work/out4" "$work/err4"; fail "mpirun --progress json exited $?"; }
+python3 - "$work/err4" <<'PY' || { cat "$work/err4"; fail "the --progress json events"; }
+import json, sys
+events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+kinds = [e["event"] for e in events]
+assert kinds[0] == "start" and kinds[-1] == "end" and kinds.count("start") == 1, kinds
+assert all(e["task"] == "compat run --suite cluster" for e in events), events
+end = events[-1]
+assert end["done"] == 6, end  # all_reduce at 1, 2 and 4 KiB, out of place and in place
+assert end["ok"] is True and end["unit"] == "rows", end
+PY
+echo "ok: --progress json gives rank 0's events"
+
 # Ranks that disagree on the options: refused on every rank, exit 2, no hang.
 set +e
 timeout 120 mpirun --oversubscribe -np 2 "$bin" compat run --suite cluster -e 64 --passes 0 \
