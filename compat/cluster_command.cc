@@ -12,7 +12,7 @@
 namespace cutover {
 
 Result<int> RunClusterCommand(const ClusterOptions& o, const GlobalOptions& g,
-                              const NodeFingerprintFn& fingerprint) {
+                              const ClusterNodeHooks& hooks) {
   if (o.record_path.empty()) {
     return Status::InvalidArgument("compat run: --record OUT is required");
   }
@@ -43,7 +43,7 @@ Result<int> RunClusterCommand(const ClusterOptions& o, const GlobalOptions& g,
       std::fputs(line.c_str(), stderr);
     }
   };
-  Result<ClusterRunResult> ran = RunClusterSuite(comm, o, launcher, fingerprint, progress);
+  Result<ClusterRunResult> ran = RunClusterSuite(comm, o, launcher, hooks, progress);
   if (events) events->Finish(ran.ok() ? Status::Ok() : ran.status());
   if (!ran.ok()) {
     // The same on every rank (options that disagree): every rank returns it.

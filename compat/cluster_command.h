@@ -17,7 +17,7 @@ namespace cutover {
 // exit 3) so that no rank waits forever in a collective. Rank 0 prints the table (or --json) and
 // returns 1 when a collective gave a wrong result; the other ranks print nothing.
 Result<int> RunClusterCommand(const ClusterOptions& o, const GlobalOptions& g,
-                              const NodeFingerprintFn& fingerprint);
+                              const ClusterNodeHooks& hooks);
 
 // `compat compare` when either record is a cluster record: nullopt when neither is (the
 // single-node comparison applies); InvalidArgument when only one is; else the comparison printed

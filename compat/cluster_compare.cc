@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <map>
 
+#include "compat/cluster_suite.h"
 #include "core/file_util.h"
 
 namespace cutover {
@@ -166,6 +167,7 @@ ClusterComparison CompareClusterRecords(const Json& source, const Json& target) 
            s["slow_links"].dump() + "\n";
   };
   table += slow_line("source", src_slow) + slow_line("target", tgt_slow);
+  table += "source " + ClusterFleetLine(source) + "target " + ClusterFleetLine(target);
   if (!only.empty()) {
     table += std::to_string(only.size()) + " (collective, size) rows measured on one side only: not compared\n";
   }
@@ -185,6 +187,9 @@ ClusterComparison CompareClusterRecords(const Json& source, const Json& target) 
              {"one_side_only", only},
              {"wrong_results", wrong},
              {"slow", {{"source", src_slow}, {"target", tgt_slow}}},
+             {"fleet",
+              {{"source", source.value("fleet", Json())},
+               {"target", target.value("fleet", Json())}}},
              {"failed", out.failed}};
   return out;
 }

@@ -301,9 +301,43 @@ Status CheckClusterOptions(const ClusterOptions& o) {
   return SweepSizes(o.min_bytes, o.max_bytes, o.step_factor).status();
 }
 
+std::string ClusterFleetLine(const nlohmann::json& record) {
+  if (!record.contains("fleet") || !record["fleet"].is_object()) return "nodes: not judged\n";
+  const nlohmann::json& f = record["fleet"];
+  std::string out;
+  if (f.value("consistent", false)) {
+    out = "nodes: " + std::to_string(f.value("hosts", 0)) + " with one stack\n";
+  } else {
+    out = "nodes differ:";
+    const nlohmann::json groups = f.value("groups", nlohmann::json::array());
+    for (const nlohmann::json& g : groups) {
+      if (g.value("majority", false)) continue;
+      std::string names, fields;
+      const nlohmann::json hosts = g.value("hosts", nlohmann::json::array());
+      for (const nlohmann::json& h : hosts) {
+        names += (names.empty() ? "" : ", ") + h.value("file", std::string("?"));
+      }
+      // Held here: items() of a temporary would outlive the temporary.
+      const nlohmann::json differs = g.value("differs", nlohmann::json::object());
+      for (const auto& [field, d] : differs.items()) {
+        fields += (fields.empty() ? "" : "; ") + field + " " + d.value("value", std::string("?")) +
+                  ", majority " + d.value("majority", std::string("?"));
+      }
+      out += " " + names + " (" + fields + ")";
+    }
+    out += "\n";
+  }
+  const nlohmann::json unreadable = f.value("unreadable", nlohmann::json::array());
+  for (const nlohmann::json& u : unreadable) {
+    out += "node " + u.value("file", std::string("?")) + ": " +
+           u.value("error", std::string("?")) + ", not judged\n";
+  }
+  return out;
+}
+
 Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterOptions& o,
                                          const Launcher& launcher,
-                                         const NodeFingerprintFn& fingerprint,
+                                         const ClusterNodeHooks& hooks,
                                          const std::function<void(const std::string&)>& progress) {
   const int n = comm.size(), me = comm.rank();
   // Every rank must run the same suite: compare each rank's options with rank 0's.
@@ -322,8 +356,8 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterO
   std::string my_fp;
   const bool first_on_node =
       std::find(node_of.begin(), node_of.end(), my_node) - node_of.begin() == me;
-  if (fingerprint && first_on_node) {
-    Result<nlohmann::json> fp = fingerprint();
+  if (hooks.fingerprint && first_on_node) {
+    Result<nlohmann::json> fp = hooks.fingerprint();
     my_fp = fp.ok() ? fp->dump() : nlohmann::json{{"error", fp.status().message()}}.dump();
   }
   CUTOVER_ASSIGN_OR_RETURN(std::vector<std::string> fps, comm.AllgatherStrings(my_fp));
@@ -358,6 +392,7 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterO
                     {"ops", ops}};
   rec["rank_nodes"] = node_of;
   rec["nodes"] = nodes;
+  if (me == 0 && hooks.judge && nodes.size() > 1) rec["fleet"] = hooks.judge(nodes);
   rec["collectives"] = nlohmann::json::array();
   auto write = [&]() -> Status {
     if (me != 0 || o.record_path.empty()) return Status::Ok();
@@ -366,7 +401,8 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterO
   CUTOVER_RETURN_IF_ERROR(write());
   std::string table =
       "cluster suite: " + std::to_string(n) + " ranks on " + std::to_string(nodes.size()) +
-      " node(s), " + comm.LibraryVersion() + ", launcher " + launcher.name + "\n";
+      " node(s), " + comm.LibraryVersion() + ", launcher " + launcher.name + "\n" +
+      (rec.contains("fleet") ? ClusterFleetLine(rec) : std::string());
   char line[256];
   std::snprintf(line, sizeof(line), "%-15s %12s %8s %12s %12s %12s %10s %10s %s\n", "op",
                 "bytes", "place", "avg us", "min us", "max us", "algbw GB/s", "busbw GB/s",

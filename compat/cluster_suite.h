@@ -43,9 +43,15 @@ struct ClusterOptions {
   std::string fabric;  // --fabric, recorded; "" none
 };
 
-// One node's fingerprint as JSON, collected by the apps layer (compat does not include probe);
-// called on one rank per node. Empty function: no fingerprints.
-using NodeFingerprintFn = std::function<Result<nlohmann::json>()>;
+// What the apps layer hands in for the nodes (compat does not include probe):
+//   fingerprint  this node's fingerprint document, called on one rank per node (empty: none);
+//   judge        on rank 0, the record's "nodes" array (name, ranks, fingerprint) in, the fleet
+//                verdict of their fingerprints out: probe fleet's "cutover.fleet/1" document,
+//                stored as the record's "fleet" (empty: not judged).
+struct ClusterNodeHooks {
+  std::function<Result<nlohmann::json>()> fingerprint;
+  std::function<nlohmann::json(const nlohmann::json& nodes)> judge;
+};
 
 // What the run hands back on rank 0 (other ranks get an empty record).
 struct ClusterRunResult {
@@ -61,8 +67,14 @@ Status CheckClusterOptions(const ClusterOptions& o);
 // Runs the suite on an initialized world. `progress` is called on rank 0 after each row.
 Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterOptions& o,
                                          const Launcher& launcher,
-                                         const NodeFingerprintFn& fingerprint,
+                                         const ClusterNodeHooks& hooks,
                                          const std::function<void(const std::string&)>& progress);
+
+// One line on the record's "fleet" verdict (ClusterNodeHooks::judge), for the run's table and
+// compare's: "nodes: 4 with one stack", or each outlier group with the fields it differs in
+// ("nodes differ: node4 (driver 550.54.15, majority 535.129.03)"), and nodes that gave no
+// readable fingerprint. "nodes: not judged" without a verdict.
+std::string ClusterFleetLine(const nlohmann::json& record);
 
 // The options as one canonical line (what ranks compare to agree).
 std::string ClusterOptionsLine(const ClusterOptions& o);

@@ -174,7 +174,7 @@ std::string ImplementationSummary(const CompatRecord& rec) {
 
 // `--suite cluster`: the flags into ClusterOptions, then compat/cluster_command.h.
 Result<int> RunCluster(const RunOptions& o, const GlobalOptions& g,
-                       const NodeFingerprintFn& node_fingerprint) {
+                       ClusterNodeHooks hooks) {
   ClusterOptions c;
   c.backend = o.backend;
   c.ops = o.ops;
@@ -191,9 +191,11 @@ Result<int> RunCluster(const RunOptions& o, const GlobalOptions& g,
   c.passes = o.passes;
   c.record_path = o.record;
   c.fabric = o.fabric;
-  const std::string fingerprint = o.fingerprint;
-  if (fingerprint.empty() && node_fingerprint) return RunClusterCommand(c, g, node_fingerprint);
-  return RunClusterCommand(c, g, [fingerprint] { return RecordFingerprint(fingerprint); });
+  // --fingerprint FILE, or no collector handed in: the minimal fingerprint compat makes itself.
+  if (!o.fingerprint.empty() || !hooks.fingerprint) {
+    hooks.fingerprint = [file = o.fingerprint] { return RecordFingerprint(file); };
+  }
+  return RunClusterCommand(c, g, hooks);
 }
 
 std::string Fmt2(double v) {
@@ -315,8 +317,8 @@ std::string RunTable(const CompatRecord& rec, bool cuda_backend) {
 }
 
 Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
-                     const NodeFingerprintFn& node_fingerprint = {}) {
-  if (o.suite == "cluster") return RunCluster(o, g, node_fingerprint);
+                     const ClusterNodeHooks& node_hooks = {}) {
+  if (o.suite == "cluster") return RunCluster(o, g, node_hooks);
   if (!o.soak.empty() && o.resume) {
     return Status::InvalidArgument("compat run: --soak and --resume cannot be used together");
   }
@@ -537,7 +539,7 @@ Result<int> RunCalibrate(int device, const GlobalOptions& g) {
 
 }  // namespace
 
-void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn node_fingerprint) {
+void AddCompatCommand(CLI::App& root, CommandContext& ctx, ClusterNodeHooks node_hooks) {
   CLI::App* cmd = root.add_subcommand(
       "compat", "Run framework kernels on source and target and compare numerics and speed");
   cmd->require_subcommand(1);
@@ -602,8 +604,8 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn nod
                   "switches and the CPU frequency; compat compare then judges stability (a p99 "
                   "and a verdict need at least 30 repetitions a side)")
       ->type_name("DURATION");
-  SetCommand(run, ctx, [opts, &ctx, node_fingerprint]() -> Result<int> {
-    return RunSuite(*opts, ctx.global, node_fingerprint);
+  SetCommand(run, ctx, [opts, &ctx, node_hooks]() -> Result<int> {
+    return RunSuite(*opts, ctx.global, node_hooks);
   });
 
   auto dopts = std::make_shared<DumpOptions>();

@@ -7,10 +7,11 @@
 
 namespace cutover {
 
-// Adds `compat` and its subcommands to `root`. `node_fingerprint`, handed in by the apps layer
-// (compat does not include probe), collects one node's fingerprint for `run --suite cluster`;
-// empty: the minimal fingerprint compat makes itself (or --fingerprint FILE).
-void AddCompatCommand(CLI::App& root, CommandContext& ctx, NodeFingerprintFn node_fingerprint = {});
+// Adds `compat` and its subcommands to `root`. `node_hooks`, handed in by the apps layer (compat
+// does not include probe), collect each node's fingerprint for `run --suite cluster` and judge
+// them as a fleet (compat/cluster_suite.h); an empty fingerprint hook: the minimal fingerprint
+// compat makes itself (or --fingerprint FILE).
+void AddCompatCommand(CLI::App& root, CommandContext& ctx, ClusterNodeHooks node_hooks = {});
 
 }  // namespace cutover
 

@@ -235,15 +235,26 @@ FleetReport AnalyzeFleet(const std::vector<std::string>& files, int threads) {
   work();
   for (auto& t : pool) t.join();
 
+  std::vector<FleetHost> hosts;
+  std::vector<FleetUnreadable> unreadable;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (read[i].ok()) {
+      hosts.push_back(std::move(read[i]).value());
+    } else {
+      unreadable.push_back({files[i], read[i].status().message()});
+    }
+  }
+  FleetReport report = GroupFleet(std::move(hosts));
+  report.unreadable = std::move(unreadable);
+  return report;
+}
+
+FleetReport GroupFleet(std::vector<FleetHost> hosts) {
   FleetReport report;
   std::map<std::vector<std::string>, size_t> group_of;  // stack -> group index
-  for (size_t i = 0; i < files.size(); ++i) {
-    if (!read[i].ok()) {
-      report.unreadable.push_back({files[i], read[i].status().message()});
-      continue;
-    }
+  for (FleetHost& h : hosts) {
     size_t host = report.hosts.size();
-    report.hosts.push_back(std::move(read[i]).value());
+    report.hosts.push_back(std::move(h));
     auto [it, fresh] = group_of.emplace(report.hosts[host].stack, report.groups.size());
     if (fresh) report.groups.emplace_back();
     report.groups[it->second].hosts.push_back(host);
@@ -320,6 +331,27 @@ std::string RenderFleetTable(const FleetReport& r, size_t max_hosts) {
   }
   for (const auto& u : r.unreadable) out += "unreadable: " + u.error + "\n";
   return out;
+}
+
+nlohmann::json JudgeClusterNodes(const nlohmann::json& nodes) {
+  std::vector<FleetHost> hosts;
+  std::vector<FleetUnreadable> unreadable;
+  for (const nlohmann::json& node : nodes) {
+    const std::string name = node.value("name", std::string("?"));
+    if (!node.contains("fingerprint")) {
+      unreadable.push_back({name, "no fingerprint"});
+      continue;
+    }
+    Result<FleetHost> h = ReadFleetHost(node["fingerprint"].dump(), name);
+    if (h.ok()) {
+      hosts.push_back(std::move(h).value());
+    } else {
+      unreadable.push_back({name, h.status().message()});
+    }
+  }
+  FleetReport report = GroupFleet(std::move(hosts));
+  report.unreadable = std::move(unreadable);
+  return FleetToJson(report);
 }
 
 }  // namespace cutover::probe

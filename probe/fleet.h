@@ -61,7 +61,15 @@ Result<std::vector<std::string>> FleetFiles(const std::vector<std::string>& path
 // Reads and groups `files` on `threads` threads (>= 1).
 FleetReport AnalyzeFleet(const std::vector<std::string>& files, int threads);
 
+// Groups hosts already read by their stacks (what AnalyzeFleet does after reading its files).
+FleetReport GroupFleet(std::vector<FleetHost> hosts);
+
 nlohmann::json FleetToJson(const FleetReport& report);  // "cutover.fleet/1"
+
+// The fleet verdict of a cluster record's "nodes" ([{name, ranks, fingerprint}], compat's
+// cluster suite): each node is a host named by its node name; a node without a readable
+// fingerprint is listed as unreadable. The "cutover.fleet/1" document.
+nlohmann::json JudgeClusterNodes(const nlohmann::json& nodes);
 // Groups with their hosts (the first `max_hosts` of each) and, for outliers, what differs.
 std::string RenderFleetTable(const FleetReport& report, size_t max_hosts = 10);
 

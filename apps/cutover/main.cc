@@ -10,6 +10,7 @@
 #include "datasync/command.h"
 #include "probe/collect.h"
 #include "probe/command.h"
+#include "probe/fleet.h"
 #include "report/command.h"
 
 int main(int argc, char** argv) {
@@ -42,10 +43,13 @@ int main(int argc, char** argv) {
 
   AddProbeCommand(app, ctx);
   // compat's cluster suite stores each node's fingerprint; compat does not include probe, so the
-  // collector is handed in here, where both are visible.
-  AddCompatCommand(app, ctx, []() -> Result<nlohmann::json> {
-    return FingerprintToJson(probe::Collect(RealFileSystem("/"), probe::LiveOptions()));
-  });
+  // collector and the fleet judge of the nodes are handed in here, where both are visible.
+  AddCompatCommand(app, ctx,
+                   {.fingerprint = []() -> Result<nlohmann::json> {
+                      return FingerprintToJson(
+                          probe::Collect(RealFileSystem("/"), probe::LiveOptions()));
+                    },
+                    .judge = probe::JudgeClusterNodes});
   AddDatasyncCommand(app, ctx);
   AddCanaryCommand(app, ctx);
   AddAssessCommand(app, ctx);

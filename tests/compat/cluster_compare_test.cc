@@ -57,6 +57,29 @@ TEST(ClusterCompare, RatioPerRegimeWithAnIntervalFromTheRepetitions) {
   EXPECT_THAT(c.table, HasSubstr("1 (collective, size) rows measured on one side only"));
 }
 
+// Each side's fleet verdict of its nodes (ClusterNodeHooks::judge) is in the table and --json:
+// the odd node named with the field it differs in, a node without a fingerprint listed.
+TEST(ClusterCompare, EachSidesNodeFleetVerdictIsShown) {
+  Json src = Record({Row("all_reduce", 1024, 10, {10})});
+  Json tgt = src;
+  src["fleet"] = {{"schema", "cutover.fleet/1"}, {"hosts", 4}, {"consistent", true},
+                  {"groups", Json::array()}, {"unreadable", Json::array()}};
+  tgt["fleet"] = Json::parse(R"({
+    "schema": "cutover.fleet/1", "hosts": 4, "consistent": false,
+    "groups": [{"majority": true, "hosts": [{"file": "node1"}, {"file": "node2"}]},
+               {"majority": false, "hosts": [{"file": "node4"}],
+                "differs": {"driver": {"value": "535.104.05", "majority": "550.54.15"}}}],
+    "unreadable": [{"file": "node5", "error": "no fingerprint"}]})");
+  ClusterComparison c = CompareClusterRecords(src, tgt);
+  EXPECT_THAT(c.table, HasSubstr("source nodes: 4 with one stack\n"));
+  EXPECT_THAT(c.table,
+              HasSubstr("target nodes differ: node4 (driver 535.104.05, majority 550.54.15)\n"));
+  EXPECT_THAT(c.table, HasSubstr("node node5: no fingerprint, not judged\n"));
+  EXPECT_EQ(c.doc["fleet"]["target"]["consistent"], false);
+  EXPECT_THAT(CompareClusterRecords(Record({}), Record({})).table,
+              HasSubstr("source nodes: not judged\ntarget nodes: not judged\n"));
+}
+
 TEST(ClusterCompare, AWrongResultOnEitherSideFails) {
   Json src = Record({Row("alltoall", 4096, 10, {10})});
   Json tgt = Record({Row("alltoall", 4096, 10, {10}, /*correct=*/false)});

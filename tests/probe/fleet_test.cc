@@ -117,6 +117,34 @@ TEST(FleetTest, GroupsHostsNamesOutliersAndListsBadFiles) {
   CUTOVER_EXPECT_VALID(FleetToJson(ok), "fleet-1.json");
 }
 
+// A cluster record's nodes (compat run --suite cluster) judged as a fleet: named by node name,
+// the odd node and its field named, a node with no fingerprint listed as unreadable.
+TEST(FleetTest, ClusterNodesAreJudgedByTheirFingerprints) {
+  nlohmann::json base = nlohmann::json::parse(FixtureJson("h100-cuda12.4", "x"));
+  nlohmann::json odd = base;
+  odd["driver"]["version"] = "535.104.05";
+  nlohmann::json nodes = nlohmann::json::array();
+  for (int i = 1; i <= 3; ++i) {
+    nodes.push_back({{"name", "node" + std::to_string(i)},
+                     {"ranks", {2 * i - 2, 2 * i - 1}},
+                     {"fingerprint", base}});
+  }
+  nodes.push_back({{"name", "node4"}, {"ranks", {6, 7}}, {"fingerprint", odd}});
+  nodes.push_back({{"name", "node5"}, {"ranks", {8}}});
+  nlohmann::json j = JudgeClusterNodes(nodes);
+  CUTOVER_EXPECT_VALID(j, "fleet-1.json");
+  EXPECT_FALSE(j["consistent"].get<bool>());
+  ASSERT_EQ(j["groups"].size(), 2u);
+  EXPECT_EQ(j["groups"][0]["count"], 3);
+  EXPECT_EQ(j["groups"][1]["hosts"][0]["file"], "node4");
+  EXPECT_EQ(j["groups"][1]["differs"]["driver"]["value"], "535.104.05");
+  ASSERT_EQ(j["unreadable"].size(), 1u);
+  EXPECT_EQ(j["unreadable"][0]["file"], "node5");
+
+  nodes.erase(nodes.begin() + 3, nodes.end());
+  EXPECT_TRUE(JudgeClusterNodes(nodes)["consistent"].get<bool>());
+}
+
 TEST(FleetTest, MissingPathsAndEmptyDirectoriesAreBadInput) {
   testing::TempDir dir;
   EXPECT_EQ(FleetFiles({dir.Join("nope")}).status().code(), Code::kInvalidArgument);
