@@ -49,6 +49,36 @@ class AssessCli : public ::testing::Test {
     return RunShell(Cutover() + " assess " + args + " 2>&1", out);
   }
 
+  // Renders `report`/report.html in headless Chromium: a screenshot of `height` px to
+  // `shot` (under the build tree, to be looked at), which must not be blank, with no console
+  // line (the report has no script: any line is an error, a CSP violation or a failed load);
+  // then the DOM Chromium built, in *dom. Skips (fails in CI) without chromium; a caller
+  // returns when HasFatalFailure() or IsSkipped().
+  void RenderInChromium(const std::string& report, const std::string& shot, int height,
+                        std::string* dom) {
+    if (RunShell("command -v chromium >/dev/null") != 0) {
+      CUTOVER_SKIP_OR_FAIL("chromium is not installed (Debian package chromium)");
+    }
+    const std::string flags =
+        "chromium --headless --no-sandbox --disable-gpu --no-first-run "
+        "--disable-background-networking --enable-logging=stderr --v=0 "
+        "--user-data-dir=" +
+        dir_.Join("chrome-profile") + " ";
+    const std::string url = "file://" + report + "/report.html";
+    std::string log;
+    ASSERT_EQ(RunShell("timeout 120 " + flags + "--window-size=1280," + std::to_string(height) +
+                           " --screenshot=" + shot + " " + url,
+                       &log),
+              0)
+        << log;
+    struct stat st;
+    ASSERT_EQ(::stat(shot.c_str(), &st), 0) << log;
+    EXPECT_GT(st.st_size, 10000) << "a blank screenshot";
+    EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;
+    EXPECT_EQ(log.find("Content Security Policy"), std::string::npos) << log;
+    ASSERT_EQ(RunShell("timeout 120 " + flags + "--dump-dom " + url + " 2>/dev/null", dom), 0);
+  }
+
   TempDir dir_;
 };
 
@@ -232,31 +262,9 @@ TEST_F(AssessCli, FullReportRendersInChromiumWithoutErrors) {
   EXPECT_NE(md.find("## Data migration"), std::string::npos) << md;
   EXPECT_NE(md.find("## Performance per cost"), std::string::npos) << md;
 
-  if (RunShell("command -v chromium >/dev/null") != 0) {
-    CUTOVER_SKIP_OR_FAIL("chromium is not installed (Debian package chromium)");
-  }
-  const std::string flags =
-      "chromium --headless --no-sandbox --disable-gpu --no-first-run "
-      "--disable-background-networking --enable-logging=stderr --v=0 "
-      "--user-data-dir=" +
-      dir_.Join("chrome-profile") + " ";
-  const std::string url = "file://" + report + "/report.html";
-  const std::string shot = BinaryDir() + "/tests/report/assess-report.png";
-  std::string log;
-  ASSERT_EQ(
-      RunShell("timeout 120 " + flags + "--window-size=1280,2400 --screenshot=" + shot + " " + url,
-               &log),
-      0)
-      << log;
-  struct stat st;
-  ASSERT_EQ(::stat(shot.c_str(), &st), 0) << log;
-  EXPECT_GT(st.st_size, 10000) << "a blank screenshot";
-  // The report has no script: any console line is an error (a CSP violation, a failed load).
-  EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;
-  EXPECT_EQ(log.find("Content Security Policy"), std::string::npos) << log;
-
   std::string dom;
-  ASSERT_EQ(RunShell("timeout 120 " + flags + "--dump-dom " + url + " 2>/dev/null", &dom), 0);
+  RenderInChromium(report, BinaryDir() + "/tests/report/assess-report.png", 2400, &dom);
+  if (HasFatalFailure() || IsSkipped()) return;
   EXPECT_NE(dom.find("id=\"verdict\""), std::string::npos);
   EXPECT_NE(dom.find(doc["verdict"].get<std::string>()), std::string::npos);
   EXPECT_NE(dom.find("<svg"), std::string::npos);
@@ -333,28 +341,9 @@ TEST_F(AssessCli, CostAndStabilitySectionsRenderInChromium) {
     GTEST_SKIP() << "everything above ran; the headless Chromium part runs once, in the plain "
                     "build, not again under the sanitizers";
   }
-  if (RunShell("command -v chromium >/dev/null") != 0) {
-    CUTOVER_SKIP_OR_FAIL("chromium is not installed (Debian package chromium)");
-  }
-  const std::string flags =
-      "chromium --headless --no-sandbox --disable-gpu --no-first-run "
-      "--disable-background-networking --enable-logging=stderr --v=0 "
-      "--user-data-dir=" +
-      dir_.Join("chrome-profile") + " ";
-  const std::string url = "file://" + report + "/report.html";
-  const std::string shot = BinaryDir() + "/tests/report/assess-cost-report.png";
-  std::string log;
-  ASSERT_EQ(
-      RunShell("timeout 120 " + flags + "--window-size=1280,4000 --screenshot=" + shot + " " + url,
-               &log),
-      0)
-      << log;
-  struct stat st;
-  ASSERT_EQ(::stat(shot.c_str(), &st), 0) << log;
-  EXPECT_GT(st.st_size, 10000) << "a blank screenshot";
-  EXPECT_EQ(log.find(":CONSOLE"), std::string::npos) << log;
   std::string dom;
-  ASSERT_EQ(RunShell("timeout 120 " + flags + "--dump-dom " + url + " 2>/dev/null", &dom), 0);
+  RenderInChromium(report, BinaryDir() + "/tests/report/assess-cost-report.png", 4000, &dom);
+  if (HasFatalFailure() || IsSkipped()) return;
   EXPECT_NE(dom.find("id=\"chart-cost\""), std::string::npos);
   EXPECT_NE(dom.find("class=\"crossing\""), std::string::npos);
   EXPECT_NE(dom.find("id=\"chart-stability\""), std::string::npos);
