@@ -77,6 +77,20 @@ double ChartTop(const CostReport& c) {
   return top * 1.1;
 }
 
+// The section's first paragraph: what a unit of work is and the figures it rests on; the target's
+// units per GPU-hour between `em` and `em_end` (HTML bold, nothing in Markdown). `cur` as the
+// output escapes it.
+std::string UnitOfWorkText(const CostReport& c, const std::string& cur, const char* em,
+                           const char* em_end) {
+  return "A unit of work is what one source GPU does in one busy, useful hour of the workload "
+         "mix (" +
+         std::to_string(c.mix.size()) + " compat cases); the target does " + em +
+         Num(c.speed_ratio, 4) + em_end +
+         " units per GPU-hour (target/source, above 1 = target faster). Utilization " +
+         Num(c.model.utilization, 3) + ", goodput " + Num(c.model.goodput, 3) + ". Money in " +
+         cur + ".";
+}
+
 }  // namespace
 
 json CostReportToJson(const CostReport& c, bool redact) {
@@ -126,14 +140,7 @@ json CostReportToJson(const CostReport& c, bool redact) {
 std::string CostMarkdown(const CostReport& c, bool redact, const std::string& chart_file) {
   const std::string cur = c.model.currency;
   std::string md = "## Cost per unit of work\n\n";
-  md +=
-      "A unit of work is what one source GPU does in one busy, useful hour of the workload mix "
-      "(" +
-      std::to_string(c.mix.size()) + " compat cases); the target does " + Num(c.speed_ratio, 4) +
-      " units per GPU-hour (target/source, above 1 = target faster). "
-      "Utilization " +
-      Num(c.model.utilization, 3) + ", goodput " + Num(c.model.goodput, 3) + ". Money in " + cur +
-      ".\n\n";
+  md += UnitOfWorkText(c, cur, "", "") + "\n\n";
   md += "| side | option | kind | " + cur + " per GPU-hour | units per GPU-hour | " + cur +
         " per unit at U=" + Num(c.model.utilization, 3) + " |\n|---|---|---|---|---|---|\n";
   for (size_t i = 0; i < c.options.size(); ++i) {
@@ -252,14 +259,8 @@ std::string CostChartSvg(const CostReport& c, bool redact) {
 
 std::string CostHtml(const CostReport& c, bool redact) {
   const std::string cur = XmlEscape(c.model.currency);
-  std::string h =
-      "<section id=\"cost-model\"><h2>Cost per unit of work</h2><p>A unit of work "
-      "is what one source GPU does in one busy, useful hour of the workload mix (" +
-      std::to_string(c.mix.size()) + " compat cases); the target does <b>" + Num(c.speed_ratio, 4) +
-      "</b> units per GPU-hour (target/source, above 1 = target faster). "
-      "Utilization " +
-      Num(c.model.utilization, 3) + ", goodput " + Num(c.model.goodput, 3) + ". Money in " + cur +
-      ".</p>\n";
+  std::string h = "<section id=\"cost-model\"><h2>Cost per unit of work</h2><p>" +
+                  UnitOfWorkText(c, cur, "<b>", "</b>") + "</p>\n";
   h += "<figure id=\"chart-cost\">" + CostChartSvg(c, redact) +
        "<figcaption>Solid lines are paid every hour (owned, reserved, committed): their cost per "
        "unit falls as utilization rises. Dashed lines are paid per use. Circles mark the "
