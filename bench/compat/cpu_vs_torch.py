@@ -40,7 +40,6 @@ def main():
     # is loaded. Without it a "1 thread" torch GEMM used every core (measured: 12.8 ms at 2 cores'
     # CPU time against 23.2 ms on one), so set it before torch is imported.
     os.environ["OPENBLAS_NUM_THREADS"] = str(a.threads)
-    global torch, F
     import torch
     import torch.nn.functional as F
     env = dict(os.environ, CUTOVER_BENCH_THREADS=str(a.threads))
