@@ -139,12 +139,13 @@ Result<int> RunAnalyze(const GlobalOptions& g, const std::string& spec_path,
              std::string(canary::VerdictName(w.verdict)) + "\n";
     for (const canary::MeasurementRow& m : w.rows) {
       if (m.verdict == "info") continue;
-      table += "    " + m.check + ": " + m.verdict + (m.reason.empty() ? "" : " (" + m.reason + ")") +
-               "\n";
+      table += "    " + m.check + ": " + m.verdict +
+               (m.reason.empty() ? "" : " (" + m.reason + ")") + "\n";
     }
   }
-  table += "the realised canary share is not judged: the load balancer's past counters are "
-           "not kept\n";
+  table +=
+      "the realised canary share is not judged: the load balancer's past counters are "
+      "not kept\n";
   if (!a.spec_error.empty()) {
     CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
     return Status::InvalidArgument(a.spec_error);
@@ -298,6 +299,7 @@ Result<int> RunCommand(const GlobalOptions& g, const std::string& name, const st
 struct MirrorFlags {
   canary::MirrorProxyOptions proxy;
   std::string duration;
+  std::string max_body = "4MiB";
 };
 
 // `canary mirror`: proxies clients to the primary, mirrors copies to the secondary and the
@@ -318,6 +320,11 @@ Result<int> RunMirror(const GlobalOptions& g, MirrorFlags flags) {
     duration = *d;
   }
   if (o.max_requests < 0) return Status::InvalidArgument("mirror: --requests must be >= 0");
+  Result<uint64_t> max_body = ParseBytes(flags.max_body);
+  if (!max_body.ok())
+    return Status::InvalidArgument("mirror: --max-body: " + max_body.status().message());
+  if (*max_body == 0) return Status::InvalidArgument("mirror: --max-body must be > 0");
+  o.max_compare_body = *max_body;
   canary::MirrorProxy proxy(o);
   CUTOVER_RETURN_IF_ERROR(proxy.CheckUpstreams());
   g_stop.store(false);
@@ -341,6 +348,7 @@ Result<int> RunMirror(const GlobalOptions& g, MirrorFlags flags) {
                             .secondary = RedactUrl(o.secondary),
                             .candidate = RedactUrl(o.candidate),
                             .methods = o.methods,
+                            .max_body = o.max_compare_body,
                             .started_at = started_at,
                             .finished_at = NowRfc3339Utc(),
                             .traffic = proxy.traffic()};
@@ -394,14 +402,20 @@ void AddMirrorCommand(CLI::App& cmd, CommandContext& ctx) {
       ->check(IntRange(1, 2147483647));
   mirror
       ->add_option("--queue", o.queue_capacity,
-                   "Copies waiting to be sent; when full a copy is dropped and counted")
+                   "Copies waiting to be sent; when full (or holding 256 MiB of bodies) a copy is "
+                   "dropped and counted")
+      ->capture_default_str();
+  mirror
+      ->add_option("--max-body", flags->max_body,
+                   "Bytes of each answer kept to compare (512KiB, 4MiB); a larger answer is "
+                   "counted too large and not compared. Clients always get the whole answer, "
+                   "streamed")
       ->capture_default_str();
   mirror->add_option("--workers", o.workers, "Threads sending copies")
       ->check(IntRange(1, 256))
       ->capture_default_str();
   SetCommand(mirror, ctx, [&ctx, flags]() { return RunMirror(ctx.global, *flags); });
 }
-
 
 Result<int> RunHistory(const GlobalOptions& g, const std::string& name) {
   std::string table;
@@ -483,10 +497,9 @@ void AddCanaryCommand(CLI::App& root, CommandContext& ctx) {
                    "Start: unix seconds, RFC 3339 (2026-12-04T10:00:00Z), now-DURATION (now-1h)")
       ->required();
   analyze->add_option("--to", *to, "End, in the same forms (default: now)");
-  SetCommand(analyze, ctx,
-             [&ctx, analyze_spec, from, to]() {
-               return RunAnalyze(ctx.global, *analyze_spec, *from, *to);
-             });
+  SetCommand(analyze, ctx, [&ctx, analyze_spec, from, to]() {
+    return RunAnalyze(ctx.global, *analyze_spec, *from, *to);
+  });
   AddMirrorCommand(*cmd, ctx);
 }
 

@@ -350,7 +350,8 @@ json MirrorReportJson(const MirrorRunInfo& run, const MirrorCompareOptions& opti
             {"ignore", options.ignore},
             {"max_diff_rate", options.max_diff_rate},
             {"noisy_rate", options.noisy_rate},
-            {"max_fields", options.max_fields}}},
+            {"max_fields", options.max_fields},
+            {"max_body", run.max_body}}},
           {"traffic",
            {{"received", t.received},
             {"not_mirrored", t.not_mirrored},
@@ -358,7 +359,8 @@ json MirrorReportJson(const MirrorRunInfo& run, const MirrorCompareOptions& opti
             {"dropped", t.dropped},
             {"primary_errors", t.primary_errors},
             {"copy_errors", t.copy_errors},
-            {"compared", t.compared}}},
+            {"compared", t.compared},
+            {"too_large", t.too_large}}},
           {"fields_tracked", summary.fields.size()},
           {"untracked_observations", summary.untracked_observations},
           {"failing_fields", summary.failing_fields},
@@ -375,7 +377,8 @@ std::string MirrorReportTable(const MirrorRunInfo& run, const MirrorSummary& sum
       << "\n";
   out << "  requests " << t.received << ", mirrored " << t.mirrored << ", compared " << t.compared
       << ", dropped " << t.dropped << ", not mirrored " << t.not_mirrored << ", primary errors "
-      << t.primary_errors << ", copy errors " << t.copy_errors << "\n";
+      << t.primary_errors << ", copy errors " << t.copy_errors << ", too large to compare "
+      << t.too_large << "\n";
   out << "  fields " << summary.fields.size();
   if (summary.untracked_observations > 0) {
     out << " (" << summary.untracked_observations << " observations of further fields untracked)";

@@ -162,11 +162,13 @@ struct MirrorTraffic {
   int64_t primary_errors = 0;  // the primary did not answer: the client got a 502
   int64_t copy_errors = 0;     // the secondary or the candidate did not answer a copy
   int64_t compared = 0;        // triples compared
+  int64_t too_large = 0;       // not compared: an answer's body passed --max-body
 };
 
 struct MirrorRunInfo {
   std::string primary, secondary, candidate;  // URLs, credentials redacted
   std::vector<std::string> methods;
+  uint64_t max_body = 0;                // bytes of an answer kept to compare (--max-body)
   std::string started_at, finished_at;  // RFC 3339
   MirrorTraffic traffic;
 };

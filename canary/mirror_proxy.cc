@@ -7,7 +7,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <condition_variable>
+#include <cstdio>
 #include <deque>
 #include <mutex>
 #include <set>
@@ -129,6 +131,9 @@ struct CopyJob {
   MirrorResponse primary;
 };
 
+// What a queued copy holds in memory, as far as it can grow: the bodies.
+uint64_t JobBytes(const CopyJob& job) { return job.body.size() + job.primary.body.size(); }
+
 // The nice value of the threads that send copies and compare answers.
 constexpr int kWorkerNice = 10;
 
@@ -193,6 +198,7 @@ struct MirrorProxy::Impl {
   std::condition_variable queue_cv;    // a job arrived, or the workers must stop
   std::condition_variable drained_cv;  // the queue ran empty with no worker busy
   std::deque<CopyJob> queue;
+  uint64_t queued_bytes = 0;  // JobBytes of what is in the queue
   int busy = 0;
   bool workers_stop = false;
   std::vector<std::thread> workers;
@@ -202,7 +208,7 @@ struct MirrorProxy::Impl {
 
   // Traffic counters.
   std::atomic<int64_t> received{0}, not_mirrored{0}, mirrored{0}, dropped{0}, primary_errors{0},
-      copy_errors{0}, compared{0};
+      copy_errors{0}, compared{0}, too_large{0};
   std::mutex done_mu;
   std::condition_variable done_cv;
 
@@ -255,7 +261,7 @@ struct MirrorProxy::Impl {
         if (::poll(&p, 1, idle_ms) <= 0 || stopping.load()) break;
       }
       http::request_parser<http::string_body> parser;
-      parser.body_limit(o.max_body_bytes);
+      parser.body_limit(o.max_request_body);
       http::read(socket, buffer, parser, ec);
       if (ec == http::error::body_limit) {
         http::response<http::string_body> res =
@@ -276,14 +282,11 @@ struct MirrorProxy::Impl {
       if (ec) break;
       http::request<http::string_body> req = parser.release();
       std::optional<CopyJob> job;
-      http::response<http::string_body> res = Handle(req, &job);
-      bool keep = req.keep_alive() && !stopping.load();
-      res.keep_alive(keep);
-      http::write(socket, res, ec);
+      bool keep = Forward(socket, req, req.keep_alive() && !stopping.load(), &job);
       if (job) Enqueue(std::move(*job));
       received.fetch_add(1);
       if (o.max_requests > 0 && received.load() >= o.max_requests) done_cv.notify_all();
-      if (ec || !keep) break;
+      if (!keep) break;
     }
     {
       std::lock_guard<std::mutex> lock(conn_mu);
@@ -301,11 +304,25 @@ struct MirrorProxy::Impl {
     return res;
   }
 
-  http::response<http::string_body> Handle(const http::request<http::string_body>& req,
-                                           std::optional<CopyJob>* job) {
+  static bool WritePlain(tcp::socket& socket, http::status status, std::string text, bool keep) {
+    http::response<http::string_body> res = Plain(status, std::move(text));
+    res.keep_alive(keep);
+    boost::system::error_code ec;
+    http::write(socket, res, ec);
+    return !ec && keep;
+  }
+
+  // Sends the client's request to the primary and streams the answer back as it arrives: the
+  // head once the primary's is in, then the body, with the primary's Content-Length when it gave
+  // one and chunked otherwise (an HTTP/1.0 client gets the body up to the close). Keeps a copy of
+  // the body up to max_compare_body for the comparison; a larger answer is counted too_large and
+  // not copied. Returns whether the connection can take another request.
+  bool Forward(tcp::socket& socket, const http::request<http::string_body>& req, bool keep,
+               std::optional<CopyJob>* job) {
     std::string target(Sv(req.target()));
     if (target.empty() || target.front() != '/') {
-      return Plain(http::status::bad_request, "mirror: expected a request target like /path\n");
+      return WritePlain(socket, http::status::bad_request,
+                        "mirror: expected a request target like /path\n", keep);
     }
     HttpRequest up;
     up.method = std::string(Sv(req.method_string()));
@@ -318,74 +335,145 @@ struct MirrorProxy::Impl {
       up.headers.push_back({std::string(name), std::string(Sv(f.value()))});
     }
     up.body = req.body();
+
+    const bool head_method = up.method == "HEAD";
+    const bool mirrored_method = Mirrored(up.method);
+    bool head_sent = false, chunked = false, client_gone = false, copy_too_large = false;
+    long status = 0;
+    std::string copy;
+    boost::system::error_code ec;
+    up.on_head = [&](const HttpResponse& head) -> Status {
+      status = head.status;
+      http::response<http::empty_body> res;
+      res.version(11);
+      res.result(static_cast<unsigned>(head.status));
+      std::string_view up_connection;
+      if (auto c = head.Header("Connection")) up_connection = *c;
+      std::optional<std::string> length = head.Header("Content-Length");
+      for (const HttpHeader& h : head.headers) {
+        if (IsHopHeader(h.name) || ListedInConnection(h.name, up_connection)) continue;
+        res.insert(h.name, h.value);
+      }
+      const bool no_body = head.status < 200 || head.status == 204 || head.status == 304;
+      if (length && (head_method || !no_body)) {
+        res.set(http::field::content_length, *length);  // for HEAD: the length a GET would have
+      } else if (!head_method && !no_body) {
+        chunked = req.version() >= 11;
+        if (chunked) {
+          res.chunked(true);
+        } else {
+          keep = false;  // an HTTP/1.0 client reads the body up to the close
+        }
+      }
+      res.keep_alive(keep);
+      http::response_serializer<http::empty_body> sr(res);
+      http::write_header(socket, sr, ec);
+      head_sent = true;
+      if (ec) client_gone = true;
+      return ec ? Status::Aborted("mirror: the client went away") : Status::Ok();
+    };
+    up.sink = [&](uint64_t, std::string_view data) -> Status {
+      if (data.empty()) return Status::Ok();
+      if (mirrored_method && !copy_too_large) {
+        if (copy.size() + data.size() > o.max_compare_body) {
+          copy_too_large = true;
+          std::string().swap(copy);
+        } else {
+          copy.append(data);
+        }
+      }
+      if (chunked) {
+        char size_line[32];
+        int n = std::snprintf(size_line, sizeof size_line, "%zx\r\n", data.size());
+        std::array<asio::const_buffer, 3> parts = {asio::buffer(size_line, static_cast<size_t>(n)),
+                                                   asio::buffer(data.data(), data.size()),
+                                                   asio::buffer("\r\n", 2)};
+        asio::write(socket, parts, ec);
+      } else {
+        asio::write(socket, asio::buffer(data.data(), data.size()), ec);
+      }
+      if (ec) client_gone = true;
+      return ec ? Status::Aborted("mirror: the client went away") : Status::Ok();
+    };
     Result<HttpResponse> r = primary_client.Send(up);
     if (!r.ok()) {
+      if (client_gone) return false;
       primary_errors.fetch_add(1);
       // The URL only: request bodies and header values stay out of logs.
       CUTOVER_LOG(kWarn) << "mirror: the primary did not answer " << up.method << " "
                          << RedactUrl(up.url);
-      return Plain(http::status::bad_gateway, "mirror: the primary did not answer\n");
+      // Once the head is out the client can only learn of it from the connection closing.
+      if (head_sent) return false;
+      return WritePlain(socket, http::status::bad_gateway, "mirror: the primary did not answer\n",
+                        false);
     }
-    http::response<http::string_body> res;
-    res.version(11);
-    res.result(static_cast<unsigned>(r->status));
-    std::string_view up_connection;
-    if (auto c = r->Header("Connection")) up_connection = *c;
-    const bool head = up.method == "HEAD";
-    const bool no_body = r->status < 200 || r->status == 204 || r->status == 304;
-    for (const HttpHeader& h : r->headers) {
-      if (head && EqualsIgnoreCase(h.name, "Content-Length")) {
-        res.insert(h.name, h.value);  // the length a GET would have; no body follows
-        continue;
-      }
-      if (IsHopHeader(h.name) || ListedInConnection(h.name, up_connection)) continue;
-      res.insert(h.name, h.value);
+    if (chunked) {
+      asio::write(socket, asio::buffer("0\r\n\r\n", 5), ec);
+      if (ec) return false;
     }
-    if (!head && !no_body) {
-      res.body() = r->body;
-      res.prepare_payload();
-    }
-    if (Mirrored(up.method)) {
-      up.url.clear();
-      *job =
-          CopyJob{.method = std::move(up.method),
-                  .target = std::move(target),
-                  .headers = std::move(up.headers),
-                  .body = std::move(up.body),
-                  .primary = {.status = static_cast<int>(r->status), .body = std::move(r->body)}};
-    } else {
+    if (!mirrored_method) {
       not_mirrored.fetch_add(1);
+    } else if (copy_too_large) {
+      too_large.fetch_add(1);  // no comparison possible: the copy is not sent
+    } else {
+      up.url.clear();
+      *job = CopyJob{.method = std::move(up.method),
+                     .target = std::move(target),
+                     .headers = std::move(up.headers),
+                     .body = std::move(up.body),
+                     .primary = {.status = static_cast<int>(status), .body = std::move(copy)}};
     }
-    return res;
+    return keep && !stopping.load();
   }
 
   void Enqueue(CopyJob job) {
     {
       std::lock_guard<std::mutex> lock(queue_mu);
-      if (queue.size() >= o.queue_capacity || workers_stop) {
+      const uint64_t bytes = JobBytes(job);
+      if (queue.size() >= o.queue_capacity || queued_bytes + bytes > o.max_queue_bytes ||
+          workers_stop) {
         dropped.fetch_add(1);
         return;
       }
+      queued_bytes += bytes;
       queue.push_back(std::move(job));
       mirrored.fetch_add(1);
     }
     queue_cv.notify_one();
   }
 
-  // Sends a copy to one upstream; nullopt (counted) when it does not answer.
-  std::optional<MirrorResponse> SendCopy(const CopyJob& job, const std::string& base) {
+  // Sends a copy to one upstream. nullopt when it does not answer (counted copy_errors) or its
+  // body passes max_compare_body (*too_big set; the transfer is cut there, so an endless body
+  // ends).
+  std::optional<MirrorResponse> SendCopy(const CopyJob& job, const std::string& base,
+                                         bool* too_big) {
+    MirrorResponse answer;
     HttpRequest r{.method = job.method,
                   .url = JoinUpstreamUrl(base, job.target),
                   .headers = job.headers,
                   .body = job.body};
+    r.on_head = [&](const HttpResponse& head) {
+      answer.status = static_cast<int>(head.status);
+      return Status::Ok();
+    };
+    r.sink = [&](uint64_t, std::string_view data) -> Status {
+      if (answer.body.size() + data.size() > o.max_compare_body) {
+        *too_big = true;
+        return Status::Aborted("mirror: answer larger than --max-body");
+      }
+      answer.body.append(data);
+      return Status::Ok();
+    };
     Result<HttpResponse> resp = copy_client.Send(r);
+    if (*too_big) return std::nullopt;
     if (!resp.ok()) {
       copy_errors.fetch_add(1);
       CUTOVER_LOG(kInfo) << "mirror: no answer to a copy: " << job.method << " "
                          << RedactUrl(r.url);
       return std::nullopt;
     }
-    return MirrorResponse{.status = static_cast<int>(resp->status), .body = std::move(resp->body)};
+    answer.status = static_cast<int>(resp->status);
+    return answer;
   }
 
   void Work() {
@@ -400,10 +488,13 @@ struct MirrorProxy::Impl {
         if (queue.empty()) return;  // workers_stop
         job = std::move(queue.front());
         queue.pop_front();
+        queued_bytes -= JobBytes(job);
         ++busy;
       }
-      std::optional<MirrorResponse> s = SendCopy(job, o.secondary);
-      std::optional<MirrorResponse> c = SendCopy(job, o.candidate);
+      bool too_big = false;
+      std::optional<MirrorResponse> s = SendCopy(job, o.secondary, &too_big);
+      std::optional<MirrorResponse> c = SendCopy(job, o.candidate, &too_big);
+      if (too_big) too_large.fetch_add(1);
       if (s && c) {
         std::lock_guard<std::mutex> lock(agg_mu);
         aggregator.Add(job.primary, *s, *c);
@@ -493,6 +584,7 @@ void MirrorProxy::Stop(std::chrono::milliseconds drain) {
     m.dropped.fetch_add(static_cast<int64_t>(m.queue.size()));
     m.mirrored.fetch_sub(static_cast<int64_t>(m.queue.size()));
     m.queue.clear();
+    m.queued_bytes = 0;
   }
   m.queue_cv.notify_all();
   for (std::thread& t : m.workers) t.join();
@@ -506,7 +598,8 @@ MirrorTraffic MirrorProxy::traffic() const {
           .dropped = m.dropped.load(),
           .primary_errors = m.primary_errors.load(),
           .copy_errors = m.copy_errors.load(),
-          .compared = m.compared.load()};
+          .compared = m.compared.load(),
+          .too_large = m.too_large.load()};
 }
 
 MirrorSummary MirrorProxy::Summarize() const {

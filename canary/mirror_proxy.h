@@ -11,14 +11,20 @@
 //   MirrorSummary s = proxy.Summarize();
 //
 // The client path: parse the request, send it to the primary over libcurl (core/http_client, a
-// pool of keep-alive connections, one attempt: the proxy does not retry for the client), write the
-// primary's status, headers and body back. Hop-by-hop headers are not forwarded either way, and
+// pool of keep-alive connections, one attempt: the proxy does not retry for the client), and
+// stream the primary's status, headers and body back as they arrive (its Content-Length kept,
+// chunked when it gave none), so the client's first byte does not wait for the last and the
+// proxy holds no whole answer. Hop-by-hop headers are not forwarded either way, and
 // Accept-Encoding is not forwarded, so every upstream answers with a body that can be compared. A
-// primary that does not answer gets the client a 502 (counted). Then, for a mirrored method, the
-// request and the primary's answer go on a bounded queue; when it is full the copy is dropped and
+// primary that does not answer gets the client a 502 (counted); one that fails after its head
+// went out closes the client's connection (counted). Then, for a mirrored method, the request and
+// a copy of the primary's answer go on a bounded queue; when it is full the copy is dropped and
 // counted, never waited for. Worker threads, at nice 10 so that the client path wins a contended
 // CPU, send each copy to the secondary and the candidate and add the three answers to the
-// aggregator; a copy that an upstream does not answer is counted and not compared.
+// aggregator; a copy that an upstream does not answer is counted and not compared. Bodies kept to
+// compare stop at max_compare_body: past it the triple is counted too_large and not compared (a
+// primary answer that large is not copied; a copy's transfer is cut there, so an endless body
+// ends).
 //
 // Connections: one thread each, at most `max_connections` at once (more are closed at accept),
 // closed after `idle_timeout` without a request. Neither request bodies nor header values are
@@ -48,12 +54,17 @@ struct MirrorProxyOptions {
   std::vector<std::string> methods = {"GET", "HEAD"};  // mirrored; others are only proxied
   MirrorCompareOptions compare;
   size_t queue_capacity = 1024;  // copies waiting for a worker
-  int workers = 2;               // threads sending copies
-  int max_connections = 256;     // client connections at once
+  // Bytes of request and primary bodies those copies may hold; past it a copy is dropped.
+  uint64_t max_queue_bytes = 256ull << 20;
+  int workers = 2;            // threads sending copies
+  int max_connections = 256;  // client connections at once
   std::chrono::milliseconds idle_timeout{60000};
   std::chrono::milliseconds upstream_timeout{30000};
   std::chrono::milliseconds check_timeout{5000};  // CheckUpstreams, per upstream
-  uint64_t max_body_bytes = 64ull << 20;          // request bodies from clients
+  uint64_t max_request_body = 64ull << 20;        // request bodies from clients (413 past it)
+  // Bodies kept to compare, per answer: a larger one is counted too_large, not compared, and never
+  // held past this (the client's answer is streamed through whatever its size).
+  uint64_t max_compare_body = 4ull << 20;
   int64_t max_requests = 0;  // WaitUntilDone returns after this many answers (0: no limit)
 };
 

@@ -55,7 +55,6 @@ HttpUploadSource HttpUploadSource::FromBytes(std::string_view bytes) {
 
 namespace {
 
-
 bool IsToken(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -152,6 +151,7 @@ class Transfer {
     ++attempt_;
     resp_ = HttpResponse();
     head_ended_ = false;
+    head_delivered_ = false;
     sink_offset_ = 0;
     upload_offset_ = 0;
     callback_error_ = Status::Ok();
@@ -255,6 +255,7 @@ class Transfer {
       rc = CURLE_PARTIAL_FILE;
       std::snprintf(errbuf_, sizeof errbuf_, "response head cut short");
     }
+    if (rc == CURLE_OK && callback_error_.ok()) DeliverHead();  // a response without a body
     HttpAttempt a;
     a.request = &request_;
     a.attempt = attempt_;
@@ -380,6 +381,10 @@ class Transfer {
     size_t len = size * n;
     if (self->options_.rate_limit) self->options_.rate_limit->Acquire(len);
     long status = self->resp_.status;
+    if (self->request_.on_head) {
+      if (!self->DeliverHead()) return 0;
+      status = 200;  // with on_head every status's body goes to the sink
+    }
     if (self->request_.sink && status >= 200 && status < 300) {
       Status s = self->request_.sink(self->sink_offset_, std::string_view(data, len));
       if (!s.ok()) {
@@ -396,6 +401,16 @@ class Transfer {
     }
     self->resp_.body.append(data, len);
     return len;
+  }
+
+  // Calls request_.on_head once per attempt; false (the error kept) when it fails.
+  bool DeliverHead() {
+    if (!request_.on_head || head_delivered_) return true;
+    head_delivered_ = true;
+    Status s = request_.on_head(resp_);
+    if (s.ok()) return true;
+    callback_error_ = std::move(s);
+    return false;
   }
 
   static size_t ReadCb(char* buf, size_t size, size_t n, void* self_ptr) {
@@ -462,7 +477,8 @@ class Transfer {
   int fd_ = -1;
   char errbuf_[CURL_ERROR_SIZE] = {};
   HttpResponse resp_;
-  bool head_ended_ = false;  // the blank line after the last response head was seen
+  bool head_ended_ = false;      // the blank line after the last response head was seen
+  bool head_delivered_ = false;  // request_.on_head was called in this attempt
   uint64_t sink_offset_ = 0;
   uint64_t upload_offset_ = 0;
   Status callback_error_;

@@ -62,6 +62,8 @@ struct HttpUploadSource {
 // A non-OK return aborts the request with that status, unretried.
 using HttpSink = std::function<Status(uint64_t offset, std::string_view data)>;
 
+struct HttpResponse;
+
 struct HttpRequest {
   std::string method = "GET";  // any token: GET, PUT, HEAD, PROPFIND, ...
   std::string url;
@@ -74,6 +76,12 @@ struct HttpRequest {
   // When set, 2xx bodies go to the sink, not HttpResponse::body (other statuses' bodies, e.g. an
   // S3 error document, still land in the body).
   HttpSink sink;
+  // When set, called once per attempt with the final response's status and headers (body empty),
+  // before the sink sees the first body byte, or when the attempt ends for a response without a
+  // body. With it the sink receives the body of every status, not only 2xx: a proxy streams any
+  // answer on. A non-OK return aborts the request with that status, unretried. A caller that
+  // passes what it gets on should allow one attempt (each attempt delivers its own head).
+  std::function<Status(const HttpResponse& head)> on_head;
   // Overrides HttpClientOptions::timeout for this request (0 = no limit).
   std::optional<std::chrono::milliseconds> timeout;
 };

@@ -314,7 +314,7 @@ TEST_F(MirrorItest, AFullQueueDropsCopiesWithoutHoldingClients) {
 
 TEST_F(MirrorItest, MalformedAndOversizedRequestsGetAnErrorAndAClose) {
   MirrorProxyOptions o = Options(drifting_);
-  o.max_body_bytes = 16;
+  o.max_request_body = 16;
   MirrorProxy proxy(o);
   ASSERT_TRUE(proxy.Start().ok());
   std::string bad = RawExchange(proxy.port(), "NOT HTTP AT ALL\r\n\r\n");

@@ -514,6 +514,42 @@ TEST_F(HttpClientTest, SinkAndReaderErrorsAreReturnedUnretried) {
             1u);  // the GET; the PUT's body never arrived whole
 }
 
+TEST_F(HttpClientTest, OnHeadComesBeforeTheBodyOfEveryStatusAndOnceWithoutABody) {
+  server_.Enqueue({.status = 404, .headers = {{"X-Why", "gone"}}, .body = "not here"});
+  server_.Enqueue({.status = 204});
+  HttpClient client(FastOptions());
+  std::vector<std::string> events;
+  HttpRequest get{.url = server_.Url("/a")};
+  get.on_head = [&](const HttpResponse& head) {
+    events.push_back("head " + std::to_string(head.status) + " " +
+                     head.Header("X-Why").value_or("-"));
+    return Status::Ok();
+  };
+  get.sink = [&](uint64_t offset, std::string_view data) {
+    events.push_back("body@" + std::to_string(offset) + " " + std::string(data));
+    return Status::Ok();
+  };
+  Result<HttpResponse> r = client.Send(get);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 404);
+  EXPECT_EQ(r->body, "");  // the sink had it
+  EXPECT_EQ(events, (std::vector<std::string>{"head 404 gone", "body@0 not here"}));
+
+  events.clear();
+  r = client.Send(get);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->status, 204);
+  EXPECT_EQ(events, (std::vector<std::string>{"head 204 -"}));
+
+  // An error from on_head ends the request with it, unretried, and the sink sees nothing.
+  server_.SetHandler([](const RecordedRequest&) { return Answer(200, "payload"); });
+  events.clear();
+  get.on_head = [](const HttpResponse&) { return Status::Aborted("client went away"); };
+  r = client.Send(get);
+  EXPECT_EQ(r.status().ToString(), "aborted: client went away");
+  EXPECT_TRUE(events.empty());
+}
+
 TEST_F(HttpClientTest, SecretsNeverReachTheLog) {
   std::mutex mu;
   std::string log;
