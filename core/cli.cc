@@ -191,12 +191,13 @@ CLI::App* AddNotBuilt(CLI::App& parent, CommandContext& ctx, const std::string& 
 }
 
 Status EmitResult(const GlobalOptions& g, const nlohmann::json& doc, std::string_view table) {
-  if (!g.out.empty()) {
-    CUTOVER_RETURN_IF_ERROR(WriteFileAtomic(g.out, doc.dump(2) + "\n"));
+  // Bytes that are not UTF-8 (a file name can hold any) print as U+FFFD rather than throw.
+  std::string text;
+  if (!g.out.empty() || g.json) {
+    text = doc.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
   }
+  if (!g.out.empty()) CUTOVER_RETURN_IF_ERROR(WriteFileAtomic(g.out, text));
   if (g.json) {
-    std::string text = doc.dump(2);
-    text += '\n';
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else if (!table.empty()) {
     std::fwrite(table.data(), 1, table.size(), stdout);

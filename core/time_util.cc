@@ -1,6 +1,7 @@
 #include "core/time_util.h"
 
 #include <cmath>
+#include <cstdio>
 #include <ctime>
 #include <optional>
 #include <string_view>
@@ -101,6 +102,30 @@ std::string Rfc3339Utc(double unix_seconds) {
   char buf[32];
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
+}
+
+std::string LocalRfc3339(int64_t ns_since_epoch) {
+  int64_t secs = ns_since_epoch / 1000000000;
+  int64_t frac = ns_since_epoch % 1000000000;
+  if (frac < 0) {
+    frac += 1000000000;
+    --secs;
+  }
+  std::time_t t = static_cast<std::time_t>(secs);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char date[32];
+  std::strftime(date, sizeof(date), "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[64];
+  long off = tm.tm_gmtoff / 60;  // minutes east of UTC
+  if (off == 0) {
+    std::snprintf(out, sizeof(out), "%s.%09lldZ", date, static_cast<long long>(frac));
+  } else {
+    long a = off < 0 ? -off : off;
+    std::snprintf(out, sizeof(out), "%s.%09lld%c%02ld:%02ld", date, static_cast<long long>(frac),
+                  off < 0 ? '-' : '+', a / 60, a % 60);
+  }
+  return out;
 }
 
 std::string NowRfc3339Utc() { return Rfc3339Utc(static_cast<double>(std::time(nullptr))); }

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <random>
 
+#include "datasync/snapshots.h"
+
 namespace cutover {
 namespace {
 
@@ -65,10 +67,15 @@ Result<CheckResult> CheckStore(Store& store, const CheckOptions& options) {
 
   run("list", true, [&](CheckStep& step) {
     uint64_t n = 0;
-    Status s = store.List("snapshots/", [&n](std::string_view, uint64_t) {
-      ++n;
-      return Status::Ok();
-    });
+    Status s;
+    for (const char* prefix : {kSeriesPrefix, "snapshots/"}) {  // (written before ids)
+      if (s.ok()) {
+        s = store.List(prefix, [&n](std::string_view, uint64_t) {
+          ++n;
+          return Status::Ok();
+        });
+      }
+    }
     out.snapshots = n;
     step.detail = std::to_string(n) + " snapshots";
     return s;

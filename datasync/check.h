@@ -2,7 +2,7 @@
 // need, and measure it. Each step runs against a probe object under "check/" that the check
 // writes and removes:
 //
-//   list      List("snapshots/")              read access to the listing; counts snapshots
+//   list      List("snap/", "snapshots/")     read access to the listing; counts snapshots
 //   config    Get("config")                   present (an existing store) or absent (a new one)
 //   put       Put(probe, sample)              write access; upload throughput
 //   head      Head(probe) x N                 existence check; round-trip latency (median)

@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/progress.h"
+#include "core/time_util.h"
 #include "core/units.h"
 #include "datasync/check.h"
 #include "datasync/encrypted_store.h"
@@ -19,122 +20,15 @@
 #include "datasync/pull.h"
 #include "datasync/push.h"
 #include "datasync/shard.h"
+#include "datasync/snapshot_command.h"
 #include "datasync/state.h"
 #include "datasync/store.h"
 #include "datasync/store_config.h"
+#include "datasync/store_flags.h"
 #include "datasync/verify.h"
 
 namespace cutover {
 namespace {
-
-// Flags every command that opens a store takes.
-struct StoreFlags {
-  std::string s3_endpoint;  // or $AWS_ENDPOINT_URL_S3 / $AWS_ENDPOINT_URL
-  std::string s3_region;    // or $AWS_REGION / $AWS_DEFAULT_REGION
-  bool s3_virtual_host = false;
-  std::string cacert;
-  bool insecure = false;
-  std::string bwlimit;  // push, pull and verify only: total bytes/s over every transfer
-  std::string encrypt;  // the key file of an encrypted store
-  // The command reads snapshots or chunks (has --encrypt): the store's config is checked against
-  // --encrypt when the store is opened.
-  bool takes_encrypt = false;
-};
-
-void AddStoreFlags(CLI::App* app, StoreFlags* f) {
-  app->add_option("--s3-endpoint", f->s3_endpoint,
-                  "S3-compatible endpoint URL, e.g. http://127.0.0.1:9000 (default "
-                  "$AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)");
-  app->add_option("--s3-region", f->s3_region,
-                  "S3 signing region (default $AWS_REGION, $AWS_DEFAULT_REGION, else us-east-1)");
-  app->add_flag("--s3-virtual-host", f->s3_virtual_host,
-                "With --s3-endpoint: bucket.endpoint/key URLs instead of endpoint/bucket/key");
-  app->add_option("--cacert", f->cacert,
-                  "PEM CA bundle that verifies the store's TLS certificate (default "
-                  "$SSL_CERT_FILE, else the system's)");
-  app->add_flag("--insecure", f->insecure,
-                "Do not verify the store's TLS certificate (a warning is printed)");
-}
-
-// --bwlimit, for the commands that move chunks.
-void AddBwlimitFlag(CLI::App* app, StoreFlags* f) {
-  app->add_option("--bwlimit", f->bwlimit,
-                  "Cap the total store traffic of this command over all its transfers, e.g. 100M "
-                  "(bytes/s) or 1Gbit (bits/s); HTTP and S3 stores only");
-}
-
-// --encrypt, for every command that reads or writes snapshots or chunks.
-void AddEncryptFlag(CLI::App* app, StoreFlags* f) {
-  f->takes_encrypt = true;
-  app->add_option("--encrypt", f->encrypt,
-                  "Client-side encryption with the key in KEYFILE (32 random bytes or 64 hex "
-                  "digits, chmod 600; make one with head -c 32 /dev/urandom): objects are "
-                  "AES-256-GCM, chunk names keyed HMAC-SHA-256. Only a new store can be "
-                  "encrypted; every later command on it needs the same key")
-      ->option_text("KEYFILE");
-}
-
-std::string EnvOr(const char* a, const char* b) {
-  for (const char* name : {a, b}) {
-    const char* v = name != nullptr ? std::getenv(name) : nullptr;
-    if (v != nullptr && *v != '\0') return v;
-  }
-  return "";
-}
-
-Result<std::unique_ptr<Store>> OpenStoreWith(const std::string& url, const StoreFlags& f,
-                                             int jobs) {
-  StoreOptions o;
-  o.endpoint =
-      !f.s3_endpoint.empty() ? f.s3_endpoint : EnvOr("AWS_ENDPOINT_URL_S3", "AWS_ENDPOINT_URL");
-  if (!o.endpoint.empty() && !o.endpoint.starts_with("http://") &&
-      !o.endpoint.starts_with("https://")) {
-    return Status::InvalidArgument("--s3-endpoint must be an http:// or https:// URL");
-  }
-  o.region = !f.s3_region.empty() ? f.s3_region : EnvOr("AWS_REGION", "AWS_DEFAULT_REGION");
-  if (f.s3_virtual_host) {
-    if (o.endpoint.empty()) {
-      return Status::InvalidArgument("--s3-virtual-host needs --s3-endpoint");
-    }
-    o.path_style = false;
-  }
-  if (!f.cacert.empty() && ::access(f.cacert.c_str(), R_OK) != 0) {
-    return Status::InvalidArgument("--cacert " + f.cacert + ": cannot read the file");
-  }
-  o.ca_file = f.cacert;
-  o.insecure = f.insecure;
-  if (f.insecure) {
-    std::fprintf(stderr,
-                 "cutover: warning: --insecure: the store's TLS certificate is not "
-                 "verified\n");
-  }
-  if (!f.bwlimit.empty()) {
-    CUTOVER_ASSIGN_OR_RETURN(double bw, ParseBandwidth(f.bwlimit));
-    if (!(bw / jobs >= 1024)) {
-      return Status::InvalidArgument("--bwlimit " + f.bwlimit +
-                                     " leaves under 1 KiB/s to each of " + std::to_string(jobs) +
-                                     " transfers");
-    }
-    if (url.starts_with("file://")) {
-      std::fprintf(stderr, "cutover: warning: --bwlimit does not limit a file:// store\n");
-    }
-    o.http.rate_limit = std::make_shared<RateLimiter>(bw);
-  }
-  o.jobs = jobs;
-  // The key is read before the store is touched, so a bad key file costs no request.
-  std::optional<EncryptionKey> key;
-  if (!f.encrypt.empty()) {
-    CUTOVER_ASSIGN_OR_RETURN(key, EncryptionKey::FromFile(f.encrypt));
-  }
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(url, o));
-  if (!f.takes_encrypt) return store;
-  if (key.has_value()) store = EncryptStore(std::move(store), *key);
-  // The config says whether the store is encrypted, and with which key: a mismatch is refused
-  // here, before anything is read or written (a store with no config yet is new).
-  Result<ChunkerParams> config = ReadStoreConfig(*store);
-  if (!config.ok() && config.status().code() != Code::kNotFound) return config.status();
-  return store;
-}
 
 struct PushArgs {
   std::string src;
@@ -153,6 +47,7 @@ struct PushArgs {
 struct PullArgs {
   std::string store;
   std::string name;
+  std::string id;
   std::string dest;
   int jobs = 8;
   bool dry_run = false;
@@ -185,6 +80,17 @@ Result<std::unique_ptr<DatasyncState>> OpenState(const GlobalOptions& g) {
 
 // Says that a lock was found stale because its holder is gone (LockOptions::on_gone).
 void SayLockGone(const std::string& line) { std::fprintf(stderr, "cutover: %s\n", line.c_str()); }
+
+// --name or --id, exactly one: the snapshot a pull or verify reads.
+Result<SnapshotSelector> Selector(const std::string& verb, const std::string& name,
+                                  const std::string& id) {
+  if (name.empty() == id.empty()) {
+    return Status::InvalidArgument(verb + ": give --name NAME (the newest snapshot of that name) "
+                                          "or --id ID, one of the two");
+  }
+  if (!id.empty()) return SnapshotSelector::Id(id);
+  return SnapshotSelector(name);
+}
 
 // Records one transfer in the audit table; a failure to record is reported, never fatal.
 void Audit(DatasyncState* state, AuditRecord r, const Status& outcome) {
@@ -231,6 +137,7 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
   const PushResult& r = *pushed;
   nlohmann::json doc = {{"schema", "cutover.datasync-push/1"},
                         {"snapshot", a.name},
+                        {"id", r.snapshot_id},
                         {"store", store->Url()},
                         {"files", r.files},
                         {"dirs", r.dirs},
@@ -257,7 +164,8 @@ Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
     CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
     return 0;
   }
-  std::string table = "pushed " + what + " to " + store->Url() + ": " + std::to_string(r.files) +
+  std::string table = "pushed " + what + (r.snapshot_id.empty() ? "" : " " + r.snapshot_id) +
+                      " to " + store->Url() + ": " + std::to_string(r.files) +
                       " files, " + std::to_string(r.dirs) + " dirs, " + std::to_string(r.symlinks) +
                       " symlinks, " + std::to_string(r.bytes) + " bytes; uploaded " +
                       std::to_string(r.uploaded_objects) + " objects (" +
@@ -286,8 +194,9 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
   opts.on_confirmed = [&progress](uint64_t n) { progress.Add(n); };
   opts.state = a.dry_run ? nullptr : state.get();
   opts.delete_extra = a.delete_extra;
-  AuditRecord audit{NowNs(), "", "pull", store->Url(), a.dest, a.name, 0, ""};
-  auto r = Pull(*store, a.name, a.dest, opts);
+  CUTOVER_ASSIGN_OR_RETURN(SnapshotSelector which, Selector("pull", a.name, a.id));
+  AuditRecord audit{NowNs(), "", "pull", store->Url(), a.dest, which.Label(), 0, ""};
+  auto r = Pull(*store, which, a.dest, opts);
   progress.Finish(r.status());
   if (r.ok()) audit.bytes = r->downloaded_bytes;
   if (!a.dry_run) Audit(state.get(), audit, r.status());  // a dry run writes no state
@@ -298,7 +207,8 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
   }
   if (!r.ok()) return r.status();
   nlohmann::json doc = {{"schema", "cutover.datasync-pull/1"},
-                        {"snapshot", a.name},
+                        {"snapshot", r->snapshot.name},
+                        {"id", r->snapshot.id},
                         {"store", store->Url()},
                         {"dest", a.dest},
                         {"files", r->files},
@@ -317,7 +227,8 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
   if (a.dry_run) {
     doc["dry_run"] = true;
     doc["would_download_bytes"] = std::exchange(doc["downloaded_bytes"], 0);
-    std::string table = "dry run: pulling snapshot " + a.name + " (" + std::to_string(r->files) +
+    std::string table = "dry run: pulling snapshot " + r->snapshot.name + " " + r->snapshot.id +
+                        " (" + std::to_string(r->files) +
                         " files, " + FormatBytes(r->bytes) + ") into " + a.dest +
                         " would download " + FormatBytes(r->downloaded_bytes) + " and reuse " +
                         FormatBytes(r->reused_bytes) + " of its files; nothing was written\n";
@@ -326,7 +237,8 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
     return 0;
   }
   std::string table =
-      "pulled snapshot " + a.name + " into " + a.dest + ": " + std::to_string(r->files) +
+      "pulled snapshot " + r->snapshot.name + " " + r->snapshot.id + " into " + a.dest + ": " +
+      std::to_string(r->files) +
       " files, " + std::to_string(r->dirs) + " dirs, " + std::to_string(r->symlinks) +
       " symlinks, " + std::to_string(r->bytes) + " bytes" +
       (r->reused_bytes > 0
@@ -341,6 +253,7 @@ Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
 struct VerifyArgs {
   std::string store;
   std::string name;
+  std::string id;
   std::string dest;
   int jobs = 8;
   bool allow_extra = false;
@@ -351,10 +264,12 @@ Result<int> RunVerify(const GlobalOptions& g, const VerifyArgs& a) {
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
                            OpenStoreWith(a.store, a.store_flags, a.jobs));
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
+  CUTOVER_ASSIGN_OR_RETURN(SnapshotSelector which, Selector("verify", a.name, a.id));
   CUTOVER_ASSIGN_OR_RETURN(VerifyResult r,
-                           Verify(*store, a.name, a.dest, a.jobs, state.get(), a.allow_extra));
+                           Verify(*store, which, a.dest, a.jobs, state.get(), a.allow_extra));
   nlohmann::json doc = {{"schema", "cutover.datasync-verify/1"},
-                        {"snapshot", a.name},
+                        {"snapshot", r.snapshot.name},
+                        {"id", r.snapshot.id},
                         {"store", store->Url()},
                         {"dest", a.dest},
                         {"chunks_checked", r.chunks_checked},
@@ -364,99 +279,13 @@ Result<int> RunVerify(const GlobalOptions& g, const VerifyArgs& a) {
                         {"ok", r.failures.empty()}};
   std::string table;
   for (const std::string& f : r.failures) table += "FAIL " + f + "\n";
-  table += std::string(r.failures.empty() ? "verified" : "FAILED") + " snapshot " + a.name + ": " +
+  table += std::string(r.failures.empty() ? "verified" : "FAILED") + " snapshot " +
+           r.snapshot.name + " " + r.snapshot.id + ": " +
            std::to_string(r.chunks_checked) + " chunks (" + FormatBytes(r.bytes_checked) + ")" +
            (a.dest.empty() ? "" : ", " + std::to_string(r.files_checked) + " files in " + a.dest) +
            ", " + std::to_string(r.failures.size()) + " failures\n";
   CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
   return r.failures.empty() ? 0 : 1;
-}
-
-struct LsArgs {
-  std::string store;
-  StoreFlags store_flags;
-};
-
-// A snapshot's (or part's) header and its file count and bytes, read as a stream (never all its
-// entries at once) and checked against the store's chunker.
-struct SnapshotSummary {
-  Manifest header;
-  uint64_t files = 0;
-  uint64_t bytes = 0;
-};
-Result<SnapshotSummary> Summarize(Store& store, const std::string& key) {
-  CUTOVER_ASSIGN_OR_RETURN(std::string bytes, store.Get(key));
-  SnapshotSummary sum;
-  Result<Manifest> header = ReadManifest(bytes, [&sum](Entry&& e) {
-    if (e.type == EntryType::kFile) ++sum.files;
-    sum.bytes += e.size;
-    return Status::Ok();
-  });
-  if (!header.ok()) return header.status().WithContext("ls: " + key);
-  CUTOVER_RETURN_IF_ERROR(CheckManifestChunker(store, header->chunker).WithContext("ls: " + key));
-  sum.header = std::move(header).value();
-  return sum;
-}
-
-Result<int> RunLs(const GlobalOptions& g, const LsArgs& a) {
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStoreWith(a.store, a.store_flags, 8));
-  {
-    Result<ChunkerParams> config = ReadStoreConfig(*store);
-    if (!config.ok() && config.status().code() == Code::kNotFound) {
-      return Status::InvalidArgument("ls: no datasync store at " + store->Url() +
-                                     " (it has no config object; a first push makes one)");
-    }
-    if (!config.ok()) return config.status();
-  }
-  std::vector<std::string> keys;
-  CUTOVER_RETURN_IF_ERROR(store->List("snapshots/", [&keys](std::string_view key, uint64_t) {
-    keys.emplace_back(key);
-    return Status::Ok();
-  }));
-  std::sort(keys.begin(), keys.end());
-  nlohmann::json list = nlohmann::json::array();
-  std::string table = "NAME\tFILES\tBYTES\tCREATED_NS\n";
-  for (const std::string& key : keys) {
-    CUTOVER_ASSIGN_OR_RETURN(SnapshotSummary sum, Summarize(*store, key));
-    const Manifest& m = sum.header;
-    const uint64_t files = sum.files, total = sum.bytes;
-    list.push_back(
-        {{"name", m.name}, {"files", files}, {"bytes", total}, {"created_ns", m.created_ns}});
-    table += m.name + "\t" + std::to_string(files) + "\t" + FormatBytes(total) + "\t" +
-             std::to_string(m.created_ns) + "\n";
-  }
-  // Parts of sharded pushes not merged yet.
-  std::vector<std::string> part_keys;
-  CUTOVER_RETURN_IF_ERROR(store->List(kPartsPrefix, [&part_keys](std::string_view key, uint64_t) {
-    part_keys.emplace_back(key);
-    return Status::Ok();
-  }));
-  std::sort(part_keys.begin(), part_keys.end());
-  nlohmann::json parts = nlohmann::json::array();
-  if (!part_keys.empty()) table += "PART\tSHARD\tFILES\tBYTES\tCREATED_NS\n";
-  for (const std::string& key : part_keys) {
-    std::string name;
-    ShardSpec spec;
-    if (!ParsePartKey(key, &name, &spec)) continue;  // merge names it; ls only lists
-    CUTOVER_ASSIGN_OR_RETURN(SnapshotSummary sum, Summarize(*store, key));
-    const Manifest& m = sum.header;
-    const uint64_t files = sum.files, total = sum.bytes;
-    parts.push_back({{"name", name},
-                     {"index", spec.index},
-                     {"count", spec.count},
-                     {"files", files},
-                     {"bytes", total},
-                     {"created_ns", m.created_ns}});
-    table += name + "\t" + std::to_string(spec.index) + "/" + std::to_string(spec.count) + "\t" +
-             std::to_string(files) + "\t" + FormatBytes(total) + "\t" +
-             std::to_string(m.created_ns) + "\n";
-  }
-  nlohmann::json doc = {{"schema", "cutover.datasync-ls/1"},
-                        {"store", store->Url()},
-                        {"snapshots", list},
-                        {"parts", parts}};
-  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
-  return 0;
 }
 
 Result<int> RunPlan(const GlobalOptions& g, const PushArgs& a) {
@@ -663,9 +492,10 @@ Result<int> RunHistory(const GlobalOptions& g, int limit) {
                            DatasyncState::Open(ResolveDbPath(g), OpenOptions{.must_exist = true}));
   CUTOVER_ASSIGN_OR_RETURN(std::vector<AuditRecord> rows, state->History(limit));
   nlohmann::json list = nlohmann::json::array();
-  std::string table = "WHEN_NS\tWHO\tWHAT\tSNAPSHOT\tSOURCE\tDESTINATION\tBYTES\tRESULT\n";
+  std::string table = "WHEN\tWHO\tWHAT\tSNAPSHOT\tSOURCE\tDESTINATION\tBYTES\tRESULT\n";
   for (const AuditRecord& r : rows) {
-    list.push_back({{"when_ns", r.when_ns},
+    list.push_back({{"when", LocalRfc3339(r.when_ns)},
+                    {"when_ns", r.when_ns},
                     {"who", r.who},
                     {"what", r.what},
                     {"snapshot", r.snapshot},
@@ -673,7 +503,7 @@ Result<int> RunHistory(const GlobalOptions& g, int limit) {
                     {"destination", r.destination},
                     {"bytes", r.bytes},
                     {"result", r.result}});
-    table += std::to_string(r.when_ns) + "\t" + r.who + "\t" + r.what + "\t" + r.snapshot + "\t" +
+    table += LocalRfc3339(r.when_ns) + "\t" + r.who + "\t" + r.what + "\t" + r.snapshot + "\t" +
              r.source + "\t" + r.destination + "\t" + std::to_string(r.bytes) + "\t" + r.result +
              "\n";
   }
@@ -698,7 +528,10 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   p->add_option("STORE", push->store,
                 "Store URL: file:///path, http(s)://host/path or s3://bucket/prefix")
       ->required();
-  p->add_option("--name", push->name, "Snapshot name")->required();
+  p->add_option("--name", push->name,
+                "Snapshot name: each push adds a snapshot with a new id to the name's series "
+                "(and reuses what the newest one holds)")
+      ->required();
   p->add_option("--chunk-min", push->min, "Minimum chunk size in bytes (a new store only)");
   p->add_option("--chunk-avg", push->avg, "Average chunk size in bytes, a power of two");
   p->add_option("--chunk-max", push->max, "Maximum chunk size in bytes");
@@ -719,7 +552,8 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   l->add_option("STORE", pull->store,
                 "Store URL: file:///path, http(s)://host/path or s3://bucket/prefix")
       ->required();
-  l->add_option("--name", pull->name, "Snapshot name")->required();
+  l->add_option("--name", pull->name, "Snapshot name: the newest snapshot of that name");
+  l->add_option("--id", pull->id, "Or a snapshot id (or unique prefix; `datasync snapshots`)");
   l->add_option("DEST_DIR", pull->dest, "Directory to restore into")->required();
   l->add_option("--jobs", pull->jobs, "Parallel transfers (default 8)")->check(IntRange(1, 256));
   l->add_flag("--dry-run", pull->dry_run,
@@ -735,7 +569,8 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   auto ver = std::make_shared<VerifyArgs>();
   CLI::App* v = cmd->add_subcommand("verify", "Check every chunk of a snapshot (and DEST_DIR)");
   v->add_option("STORE", ver->store, "Store URL")->required();
-  v->add_option("--name", ver->name, "Snapshot name")->required();
+  v->add_option("--name", ver->name, "Snapshot name: the newest snapshot of that name");
+  v->add_option("--id", ver->id, "Or a snapshot id (or unique prefix; `datasync snapshots`)");
   v->add_option("DEST_DIR", ver->dest, "Also compare this directory with the snapshot");
   v->add_option("--jobs", ver->jobs, "Parallel reads (default 8)")->check(IntRange(1, 256));
   v->add_flag("--allow-extra", ver->allow_extra,
@@ -759,12 +594,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   AddEncryptFlag(pl, &plan->store_flags);
   SetCommand(pl, ctx, [&ctx, plan]() { return RunPlan(ctx.global, *plan); });
 
-  auto ls_args = std::make_shared<LsArgs>();
-  CLI::App* ls = cmd->add_subcommand("ls", "List a store's snapshots");
-  ls->add_option("STORE", ls_args->store, "Store URL")->required();
-  AddStoreFlags(ls, &ls_args->store_flags);
-  AddEncryptFlag(ls, &ls_args->store_flags);
-  SetCommand(ls, ctx, [&ctx, ls_args]() { return RunLs(ctx.global, *ls_args); });
+  AddSnapshotCommands(*cmd, ctx);
 
   auto check = std::make_shared<CheckArgs>();
   CLI::App* ck = cmd->add_subcommand(

@@ -6,6 +6,7 @@
 
 #include "datasync/manifest.h"
 #include "datasync/shard.h"
+#include "datasync/snapshots.h"
 #include "datasync/task_pool.h"
 
 namespace cutover {
@@ -46,7 +47,7 @@ Result<GcResult> CollectGarbage(Store& store, const GcOptions& options) {
   // Mark. The value says whether the sweep listed the object.
   std::unordered_map<std::string, bool> referenced;
   std::vector<std::string> snapshots;
-  for (const char* prefix : {"snapshots/", kPartsPrefix}) {  // parts await a merge
+  for (const char* prefix : {kSeriesPrefix, "snapshots/", kPartsPrefix}) {  // parts await a merge
     CUTOVER_RETURN_IF_ERROR(store.List(prefix, [&](std::string_view key, uint64_t) {
       snapshots.emplace_back(key);
       return Status::Ok();

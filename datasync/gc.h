@@ -1,9 +1,9 @@
 // gc: mark and sweep of the chunk and pack objects no snapshot references.
 //
 // Rules:
-//   - mark: every manifest under snapshots/ and parts/ (shard parts not yet merged) is read
-//     and decoded; one that cannot be read or decoded stops gc before anything is deleted
-//     (what it references is unknown);
+//   - mark: every manifest under snap/, snapshots/ (written before snapshot ids) and parts/
+//     (shard parts not yet merged) is read and decoded; one that cannot be read or decoded stops
+//     gc before anything is deleted (what it references is unknown);
 //   - sweep: objects under chunks/ and packs/ that no manifest names are deleted by `jobs`
 //     workers; a pack is kept whole while any snapshot references a chunk inside it; objects
 //     there whose key is not a chunk or pack key (not datasync's) are left and counted;

@@ -542,12 +542,14 @@ Status RestoreAll(Puller& p, const Manifest& m, const PullOptions& opts) {
 
 }  // namespace
 
-Result<PullResult> Pull(Store& store, const std::string& name, const std::string& dest_dir,
-                        const PullOptions& opts) {
-  CUTOVER_ASSIGN_OR_RETURN(std::string key, SnapshotKey(name));
-  auto bytes = store.Get(key);
+Result<PullResult> Pull(Store& store, const SnapshotSelector& snapshot,
+                        const std::string& dest_dir, const PullOptions& opts) {
+  Result<SnapshotRef> ref = ResolveSnapshot(store, snapshot);
+  if (!ref.ok()) return ref.status().WithContext("pull");
+  const std::string name = snapshot.Label();
+  auto bytes = store.Get(ref->key);
   if (!bytes.ok()) {
-    if (bytes.status().code() == Code::kNotFound) {
+    if (bytes.status().code() == Code::kNotFound) {  // forgotten since it was listed
       return Status::NotFound("pull: no snapshot " + name + " in " + store.Url());
     }
     return bytes.status();
@@ -591,6 +593,7 @@ Result<PullResult> Pull(Store& store, const std::string& name, const std::string
   p.RemoveTempDir();
   CUTOVER_RETURN_IF_ERROR(s);
   CUTOVER_RETURN_IF_ERROR(p.Failures());
+  p.result_.snapshot = *ref;
   p.result_.bytes = p.bytes_.load();
   p.result_.downloaded_bytes = p.downloaded_bytes_.load();
   p.result_.reused_bytes = p.reused_bytes_.load();

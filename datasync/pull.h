@@ -45,6 +45,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "datasync/snapshots.h"
 #include "datasync/store.h"
 
 namespace cutover {
@@ -52,6 +53,7 @@ namespace cutover {
 class DatasyncState;
 
 struct PullResult {
+  SnapshotRef snapshot;  // the snapshot pulled
   uint64_t files = 0;
   uint64_t dirs = 0;
   uint64_t symlinks = 0;
@@ -81,10 +83,10 @@ struct PullOptions {
   bool delete_extra = false;
 };
 
-// Restores snapshot `name` of `store` into `dest_dir` (created when missing).
-// NotFound: no such snapshot. InvalidArgument: an unsafe manifest or a DEST path in the way.
+// Restores a snapshot of `store` (the newest of a name, or an id: datasync/snapshots.h) into
+// `dest_dir` (created when missing). NotFound: no such snapshot. InvalidArgument: an unsafe manifest or a DEST path in the way.
 // Corruption: a chunk that fails its hash. IoError: local write failures.
-Result<PullResult> Pull(Store& store, const std::string& name, const std::string& dest_dir,
+Result<PullResult> Pull(Store& store, const SnapshotSelector& snapshot, const std::string& dest_dir,
                         const PullOptions& opts = {});
 
 }  // namespace cutover

@@ -22,6 +22,7 @@
 #include "datasync/entry_spool.h"
 #include "datasync/gc.h"
 #include "datasync/manifest.h"
+#include "datasync/snapshots.h"
 #include "datasync/state.h"
 #include "datasync/store_config.h"
 #include "datasync/store_lock.h"
@@ -598,10 +599,10 @@ class Pusher {
 }  // namespace
 
 Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOptions& opts) {
-  CUTOVER_ASSIGN_OR_RETURN(std::string snapshot_key, SnapshotKey(opts.name));
-  std::string publish_key = snapshot_key;
+  CUTOVER_RETURN_IF_ERROR(SnapshotKey(opts.name).status());  // a bad name, before anything
+  std::string part_key;
   if (opts.shard.has_value()) {
-    CUTOVER_ASSIGN_OR_RETURN(publish_key, PartKey(opts.name, *opts.shard));
+    CUTOVER_ASSIGN_OR_RETURN(part_key, PartKey(opts.name, *opts.shard));
   }
   CUTOVER_RETURN_IF_ERROR(opts.chunker.Validate());
   struct stat st;
@@ -647,8 +648,13 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
       p.store_dir_.emplace(static_cast<uint64_t>(sst.st_dev), static_cast<uint64_t>(sst.st_ino));
     }
   }
-  CUTOVER_RETURN_IF_ERROR(p.LoadPrevious(snapshot_key));
-  if (publish_key != snapshot_key) CUTOVER_RETURN_IF_ERROR(p.LoadPrevious(publish_key));
+  // The newest snapshot of the name (and this shard's last part) lend their packed chunks.
+  if (Result<SnapshotRef> newest = NewestSnapshot(store, opts.name); newest.ok()) {
+    CUTOVER_RETURN_IF_ERROR(p.LoadPrevious(newest->key));
+  } else if (newest.status().code() != Code::kNotFound) {
+    return newest.status();
+  }
+  if (!part_key.empty()) CUTOVER_RETURN_IF_ERROR(p.LoadPrevious(part_key));
   p.manifest_.name = opts.name;
   p.manifest_.created_ns = std::chrono::duration_cast<std::chrono::nanoseconds>(
                                std::chrono::system_clock::now().time_since_epoch())
@@ -665,6 +671,13 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
   {
     CUTOVER_ASSIGN_OR_RETURN(std::string encoded, p.Encode());
     CUTOVER_FAILPOINT_RETURN("push.manifest_put.before");
+    // A new key for every push: no snapshot is ever replaced, so pushes at once all land.
+    std::string publish_key = part_key;
+    if (publish_key.empty()) {
+      p.result_.snapshot_id = NewSnapshotId();
+      CUTOVER_ASSIGN_OR_RETURN(
+          publish_key, SeriesKey(opts.name, p.manifest_.created_ns, p.result_.snapshot_id));
+    }
     CUTOVER_RETURN_IF_ERROR(lock->Check());  // a gc may have run once the lock lapsed
     CUTOVER_RETURN_IF_ERROR(store.Put(publish_key, encoded));
   }  // the encoded manifest is freed before the files cache is written

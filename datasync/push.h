@@ -89,6 +89,7 @@ struct PushResult {
                                      // rest: chunks known to end where they ended last time)
   uint64_t journal_hits = 0;         // objects skipped because the journal confirmed them
   std::vector<std::string> skipped;  // "path (socket)" for each special file left out
+  std::string snapshot_id;           // the new snapshot's id (empty for a part or a dry run)
 };
 
 // Pushes the tree at `src_dir` to `store` as snapshot `opts.name`.

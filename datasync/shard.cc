@@ -5,6 +5,8 @@
 #include <memory>
 #include <utility>
 
+#include "datasync/snapshots.h"
+
 namespace cutover {
 namespace {
 
@@ -92,7 +94,7 @@ bool WalkOrderLess(std::string_view a, std::string_view b) {
 }
 
 Result<MergeResult> MergeParts(Store& store, std::string_view name, const MergeOptions& options) {
-  CUTOVER_ASSIGN_OR_RETURN(std::string snapshot_key, SnapshotKey(name));
+  CUTOVER_RETURN_IF_ERROR(SnapshotKey(name).status());
   const std::string prefix = std::string(kPartsPrefix) + std::string(name) + "/";
   // The push lock keeps gc off the parts' chunks from the read to the publish.
   std::unique_ptr<StoreLock> lock;
@@ -192,6 +194,9 @@ Result<MergeResult> MergeParts(Store& store, std::string_view name, const MergeO
   }
   CUTOVER_ASSIGN_OR_RETURN(std::string encoded, EncodeManifest(merged));
   if (options.dry_run) return out;
+  out.snapshot_id = NewSnapshotId();
+  CUTOVER_ASSIGN_OR_RETURN(std::string snapshot_key,
+                           SeriesKey(name, merged.created_ns, out.snapshot_id));
   CUTOVER_RETURN_IF_ERROR(lock->Check());
   CUTOVER_RETURN_IF_ERROR(store.Put(snapshot_key, encoded));
   if (!options.keep_parts) {

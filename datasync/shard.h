@@ -82,10 +82,11 @@ struct MergeResult {
   uint64_t files = 0, dirs = 0, symlinks = 0, bytes = 0, chunks = 0;
   uint64_t parts_removed = 0;
   std::vector<std::string> parts_left;  // "key: why" for each part that could not be removed
+  std::string snapshot_id;              // the merged snapshot's id (empty for a dry run)
 };
 
-// Publishes the parts of snapshot `name` as snapshots/<name>, replacing any snapshot of that
-// name. NotFound when the store holds no part of it; FailedPrecondition naming the problem when
+// Publishes the parts of snapshot `name` as a new snapshot of that name's series
+// (datasync/snapshots.h), with the time of the earliest part. NotFound when the store holds no part of it; FailedPrecondition naming the problem when
 // parts are missing, of different shard counts, or saw different trees; Corruption when a part
 // cannot be decoded or holds entries outside its share.
 Result<MergeResult> MergeParts(Store& store, std::string_view name, const MergeOptions& options);

@@ -1,12 +1,14 @@
 // The store interface datasync pushes to and pulls from: a flat namespace of immutable-ish
 // objects under '/'-separated keys, the least a directory, a WebDAV server and an S3 bucket all
 // offer. Chunk and pack objects are content-addressed (their key is their SHA-256), so a Put
-// may be retried or repeated freely; snapshot manifests and the config are the only objects
-// whose key names something else.
+// may be retried or repeated freely; snapshot manifests (each under a key of its own, never
+// replaced) and the config are the only objects whose key names something else.
 //
 // Layout (the keys every Store implementation shares):
 //   config                       the store's config object (format, chunker, hash, encryption)
-//   snapshots/<name>             a snapshot manifest (datasync/manifest.h)
+//   snap/<name>/<ns>-<id>        a snapshot manifest (datasync/manifest.h), one per push: a
+//                                name is a series of them (datasync/snapshots.h)
+//   snapshots/<name>             a snapshot manifest written before snapshot ids (read only)
 //   parts/<name>/<I>-of-<N>      a sharded push's part of snapshot <name>, until merged
 //                                (datasync/shard.h)
 //   chunks/ab/cd/<64 hex>        one chunk, spread over 65,536 prefixes by its first 4 hex digits

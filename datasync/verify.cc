@@ -139,10 +139,13 @@ class Verifier {
 
 }  // namespace
 
-Result<VerifyResult> Verify(Store& store, const std::string& name, const std::string& dest_dir,
-                            int jobs, DatasyncState* state, bool allow_extra) {
-  CUTOVER_ASSIGN_OR_RETURN(std::string key, SnapshotKey(name));
-  auto bytes = store.Get(key);
+Result<VerifyResult> Verify(Store& store, const SnapshotSelector& snapshot,
+                            const std::string& dest_dir, int jobs, DatasyncState* state,
+                            bool allow_extra) {
+  Result<SnapshotRef> ref = ResolveSnapshot(store, snapshot);
+  if (!ref.ok()) return ref.status().WithContext("verify");
+  const std::string name = snapshot.Label();
+  auto bytes = store.Get(ref->key);
   if (!bytes.ok()) {
     if (bytes.status().code() == Code::kNotFound) {
       return Status::NotFound("verify: no snapshot " + name + " in " + store.Url());
@@ -180,6 +183,7 @@ Result<VerifyResult> Verify(Store& store, const std::string& name, const std::st
         /*remove=*/false));
   }
   VerifyResult r;
+  r.snapshot = *ref;
   r.chunks_checked = v.chunks_.load();
   r.bytes_checked = v.bytes_.load();
   r.files_checked = v.files_.load();

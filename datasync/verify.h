@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/status.h"
+#include "datasync/snapshots.h"
 #include "datasync/store.h"
 
 namespace cutover {
@@ -19,6 +20,7 @@ namespace cutover {
 class DatasyncState;
 
 struct VerifyResult {
+  SnapshotRef snapshot;         // the snapshot verified
   uint64_t chunks_checked = 0;  // distinct chunk references read from the store
   uint64_t bytes_checked = 0;
   uint64_t files_checked = 0;  // files compared in DEST (0 without DEST)
@@ -29,14 +31,15 @@ struct VerifyResult {
   std::vector<std::string> failures;
 };
 
-// Verifies snapshot `name`; `dest_dir` empty = the store only. The Status is an error only when
+// Verifies a snapshot (the newest of a name, or an id); `dest_dir` empty = the store only. The Status is an error only when
 // the verification could not run (no such snapshot: NotFound; unreadable manifest); findings go
 // in `failures`. With a `state`, each chunk or pack found missing or corrupt is dropped from its
 // journal (DatasyncState::ForgetConfirmed), so the next push puts it again. With a DEST, each
 // entry there the snapshot does not name is a failure too ("file a/c: in DEST but not in the
 // snapshot", "dir ..." for a directory, listed once with all it holds; datasync/extras.h)
 // unless `allow_extra`.
-Result<VerifyResult> Verify(Store& store, const std::string& name, const std::string& dest_dir,
+Result<VerifyResult> Verify(Store& store, const SnapshotSelector& snapshot,
+                            const std::string& dest_dir,
                             int jobs = 8, DatasyncState* state = nullptr, bool allow_extra = false);
 
 }  // namespace cutover

@@ -3,15 +3,20 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
+#include "core/time_util.h"
 #include "datasync/file_store.h"
 #include "datasync/manifest.h"
+#include "tests/datasync/snapshot_keys.h"
 #include "tests/harness/test_env.h"
 
 namespace cutover {
@@ -59,9 +64,11 @@ TEST_F(DatasyncCommandTest, PushThenPullGivesAnIdenticalTree) {
   EXPECT_EQ(doc["files"], 21);
   EXPECT_EQ(doc["symlinks"], 1);
   EXPECT_GT(doc["uploaded_objects"].get<int>(), 1);
+  const std::string id = doc["id"];
+  EXPECT_EQ(id.size(), 16u);
   std::string dest = dir_.Join("dest");
   ASSERT_EQ(RunCutover("datasync pull " + store_ + " --name snap " + dest, &out), 0) << out;
-  EXPECT_EQ(out, "pulled snapshot snap into " + dest + ": 21 files, 2 dirs, 1 symlinks, " +
+  EXPECT_EQ(out, "pulled snapshot snap " + id + " into " + dest + ": 21 files, 2 dirs, 1 symlinks, " +
                      std::to_string(700000 + 10 * 2 + 10 * 3) + " bytes\n");
   std::string diff;
   EXPECT_EQ(testing::RunShell("diff -r --no-dereference " + src_ + " " + dest, &diff), 0) << diff;
@@ -79,7 +86,7 @@ TEST_F(DatasyncCommandTest, CorruptChunkExitsOneAndUnsafeManifestExitsTwo) {
   ASSERT_EQ(RunCutover(PushArgs(), &out), 0) << out;
   auto fs = FileStore::Open(store_);
   ASSERT_TRUE(fs.ok());
-  auto m = DecodeManifest(*(*fs)->Get("snapshots/snap"));
+  auto m = DecodeManifest(*(*fs)->Get(testing::NewestKey(**fs, "snap")));
   ASSERT_TRUE(m.ok());
   ChunkId victim{};
   for (const Entry& e : m->entries) {
@@ -97,8 +104,9 @@ TEST_F(DatasyncCommandTest, CorruptChunkExitsOneAndUnsafeManifestExitsTwo) {
   std::string text = R"({"format":1,"name":"e","created_ns":0,"chunker":{"version":1,)"
                      R"("min":4096,"avg":16384,"max":131072},"hash":"sha256","entries":)"
                      R"([{"path":"/etc/x","type":"dir","mode":493,"mtime_ns":0}]})";
-  ASSERT_EQ(testing::RunShell("printf '%s' '" + text + "' | zstd -q -c > " +
-                              dir_.Join("store/snapshots/evil")),
+  // (where snapshots lay before ids: still read)
+  ASSERT_EQ(testing::RunShell("mkdir -p " + dir_.Join("store/snapshots") + " && printf '%s' '" +
+                              text + "' | zstd -q -c > " + dir_.Join("store/snapshots/evil")),
             0);
   EXPECT_EQ(RunCutover("datasync pull " + store_ + " --name evil " + dir_.Join("d2"), &out), 2);
   EXPECT_EQ(out, "cutover: pull: snapshot evil: manifest entry 0: path \"/etc/x\" is absolute\n");
@@ -127,8 +135,14 @@ TEST_F(DatasyncCommandTest, GcDeletesWhatNoSnapshotNamesAndIsAudited) {
   std::mt19937_64 rng(10);
   std::string other(300000, '\0');
   for (auto& c : other) c = static_cast<char>(rng());
-  ASSERT_TRUE(WriteFileAtomic(src_ + "/a/big", other).ok());  // the old big's chunks: orphans
+  ASSERT_TRUE(WriteFileAtomic(src_ + "/a/big", other).ok());
   ASSERT_EQ(RunCutover(PushArgs() + db, &out), 0) << out;
+  // Both pushes are snapshots of "snap": gc has nothing to delete until the first is forgotten.
+  ASSERT_EQ(RunCutover("datasync gc " + store_ + " --dry-run --json" + db, &out), 0) << out;
+  EXPECT_EQ(nlohmann::json::parse(out, nullptr, false)["would_delete_objects"], 0) << out;
+  ASSERT_EQ(RunCutover("datasync forget " + store_ + " --name snap --keep-last 1", &out), 0)
+      << out;  // the old big's chunks: orphans
+  EXPECT_EQ(out.rfind("forgot ", 0), 0u) << out;
 
   ASSERT_EQ(RunCutover("datasync gc " + store_ + " --dry-run --json" + db, &out), 0) << out;
   auto plan = nlohmann::json::parse(out, nullptr, false);
@@ -280,6 +294,89 @@ TEST_F(DatasyncCommandTest, LsOfAUrlWithNoStoreExitsTwoSayingSo) {
   EXPECT_EQ(RunCutover("datasync ls " + none, &out), 2) << out;
   EXPECT_EQ(out, "cutover: ls: no datasync store at " + none +
                      " (it has no config object; a first push makes one)\n");
+}
+
+// The snapshot series from the command line: every push a snapshot with its own id; snapshots,
+// ls --id, diff, forget (by id, by --keep-last, --dry-run), pull and verify by --id; local times
+// for people and RFC 3339 beside the nanoseconds in --json.
+TEST_F(DatasyncCommandTest, SnapshotsForgetDiffAndLsIdWorkOnTheSeries) {
+  std::string out, db = " --db " + dir_.Join("state.db");
+  ASSERT_EQ(RunCutover(PushArgs() + db + " --json", &out), 0) << out;
+  const std::string id1 = nlohmann::json::parse(out)["id"];
+  ASSERT_TRUE(WriteFileAtomic(src_ + "/a/b/f3", "changed").ok());
+  ASSERT_TRUE(WriteFileAtomic(src_ + "/a/new", "added").ok());
+  ASSERT_EQ(RunCutover(PushArgs() + db + " --json", &out), 0) << out;
+  const std::string id2 = nlohmann::json::parse(out)["id"];
+  ASSERT_NE(id1, id2);
+
+  ASSERT_EQ(RunCutover("datasync snapshots " + store_ + " --json", &out), 0) << out;
+  auto list = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(list.is_discarded()) << out;
+  EXPECT_EQ(list["schema"], "cutover.datasync-snapshots/1");
+  ASSERT_EQ(list["snapshots"].size(), 2u);
+  EXPECT_EQ(list["snapshots"][0]["id"], id1);
+  EXPECT_EQ(list["snapshots"][1]["id"], id2);
+  for (const auto& snap : list["snapshots"]) {
+    EXPECT_EQ(snap["name"], "snap");
+    std::optional<double> t = ParseRfc3339(snap["created"].get<std::string>());
+    ASSERT_TRUE(t.has_value()) << snap["created"];
+    EXPECT_NEAR(*t, snap["created_ns"].get<double>() / 1e9, 1e-3);
+  }
+  ASSERT_EQ(RunCutover("datasync snapshots " + store_ + " --name snap", &out), 0) << out;
+  EXPECT_EQ(out.rfind("ID\tNAME\tCREATED\n" + id1 + "\tsnap\t", 0), 0u) << out;
+  EXPECT_NE(out.find("\n" + id2 + "\tsnap\t"), std::string::npos) << out;
+  ASSERT_EQ(RunCutover("datasync ls " + store_ + " --json", &out), 0) << out;
+  EXPECT_EQ(nlohmann::json::parse(out)["snapshots"].size(), 2u);
+
+  ASSERT_EQ(RunCutover("datasync ls " + store_ + " --id " + id2.substr(0, 6), &out), 0) << out;
+  EXPECT_EQ(out.rfind("TYPE\tMODE\tSIZE\tMODIFIED\tPATH\n", 0), 0u) << out;
+  EXPECT_NE(out.find("file\t0644\t5\t"), std::string::npos) << out;  // a/new
+  EXPECT_NE(out.find("\ta/new\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("dir\t"), std::string::npos) << out;
+  EXPECT_NE(out.find("symlink\t"), std::string::npos) << out;
+
+  ASSERT_EQ(RunCutover("datasync diff " + store_ + " " + id1 + " " + id2, &out), 0) << out;
+  EXPECT_NE(out.find("+  a/new\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("M  a/b/f3\n"), std::string::npos) << out;
+  EXPECT_NE(out.find(": 1 added, 0 removed, 1 changed, "), std::string::npos) << out;
+
+  // Bad usage: one line, exit 2.
+  for (const auto& [args, message] : std::vector<std::pair<std::string, std::string>>{
+           {"forget " + store_, "forget: give --id ID... or --name NAME --keep-last K"},
+           {"forget " + store_ + " --id " + id1 + " --name snap --keep-last 1",
+            "forget: give --id ID... or --name NAME --keep-last K"},
+           {"forget " + store_ + " --name snap", "forget: --name needs --keep-last K"},
+           {"forget " + store_ + " --id zz", "bad snapshot id \"zz\""},
+           {"pull " + store_ + " --name snap --id " + id1 + " " + dir_.Join("x"),
+            "pull: give --name NAME"},
+           {"verify " + store_, "verify: give --name NAME"},
+           {"diff " + store_ + " " + id1 + " 0000000000000000",
+            "diff: no snapshot with id 0000000000000000 in " + store_}}) {
+    EXPECT_EQ(RunCutover("datasync " + args, &out), 2) << args << "\n" << out;
+    EXPECT_NE(out.find(message), std::string::npos) << args << "\n" << out;
+    EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  }
+
+  ASSERT_EQ(RunCutover("datasync forget " + store_ + " --id " + id1 + " --dry-run", &out), 0);
+  EXPECT_EQ(out.rfind("would forget " + id1 + "\tsnap\t", 0), 0u) << out;
+  ASSERT_EQ(RunCutover("datasync verify " + store_ + " --id " + id1, &out), 0) << out;
+  ASSERT_EQ(RunCutover("datasync forget " + store_ + " --id " + id1, &out), 0) << out;
+  EXPECT_NE(out.find("run `cutover datasync gc " + store_ + "`"), std::string::npos) << out;
+  EXPECT_EQ(RunCutover("datasync verify " + store_ + " --id " + id1, &out), 2) << out;
+  EXPECT_EQ(out, "cutover: verify: no snapshot with id " + id1 + " in " + store_ + "\n");
+  ASSERT_EQ(RunCutover("datasync forget " + store_ + " --name snap --keep-last 1", &out), 0);
+  EXPECT_EQ(out, "nothing to forget\n");
+  std::string dest = dir_.Join("dest");
+  ASSERT_EQ(RunCutover("datasync pull " + store_ + " --id " + id2 + " " + dest + db, &out), 0)
+      << out;
+  EXPECT_EQ(ReadFile(dest + "/a/new").value_or(""), "added");
+
+  // history: local times for people.
+  ASSERT_EQ(RunCutover("datasync history" + db, &out), 0) << out;
+  EXPECT_EQ(out.rfind("WHEN\tWHO\t", 0), 0u) << out;
+  std::string first_row = out.substr(out.find('\n') + 1);
+  first_row = first_row.substr(0, first_row.find('\t'));
+  EXPECT_TRUE(ParseRfc3339(first_row).has_value()) << first_row;
 }
 
 }  // namespace cutover

@@ -33,7 +33,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/file_util.h"
+#include "datasync/file_store.h"
 #include "datasync/hash.h"
+#include "datasync/snapshots.h"
 #include "tests/datasync/tree.h"
 #include "tests/harness/servers.h"
 #include "tests/harness/test_env.h"
@@ -194,8 +196,8 @@ class DatasyncCrashTest : public ::testing::Test {
             << context << ": " << key << " does not hash to its key";
       }
     }
-    struct stat st;
-    if (::stat((store + "/snapshots/" + name).c_str(), &st) == 0) {
+    auto fs = FileStore::Open("file://" + store);
+    if (fs.ok() && NewestSnapshot(**fs, name).ok()) {
       Outcome v = RunCutover({"--db", db, "datasync", "verify", "file://" + store, "--name", name},
                              "", dir_.Join("verify.log"));
       EXPECT_EQ(v.exit_code, 0) << context << ": a published snapshot fails verify:\n" << v.output;
@@ -497,7 +499,7 @@ TEST_F(DatasyncCrashTest, DiskFullIsOneClearLineAndKeepsThePreviousState) {
       join({"--db", out + "/push.db", "datasync", "verify", "file://" + mnt + "/store", "--name",
             "v1"}) +
       " > " + out + "/verify.log 2>&1\n" + "echo $? > " + out + "/verify.rc\n" + "ls " + mnt +
-      "/store/snapshots > " + out + "/snapshots\n";
+      "/store/snap > " + out + "/snapshots\n";
   ASSERT_TRUE(WriteFileAtomic(dir_.Join("full.sh"), script).ok());
   std::string log;
   ASSERT_EQ(testing::RunShell(unshare + " sh " + dir_.Join("full.sh") + " 2>&1", &log), 0) << log;

@@ -18,6 +18,7 @@
 #include "datasync/encrypted_store.h"
 #include "datasync/file_store.h"
 #include "datasync/manifest.h"
+#include "tests/datasync/snapshot_keys.h"
 #include "tests/harness/servers.h"
 #include "tests/harness/test_env.h"
 
@@ -196,7 +197,7 @@ TEST_F(EncryptItest, FileStoreRefusalsAreExactAndWriteNothing) {
   auto fs = FileStore::Open(store);
   ASSERT_TRUE(fs.ok());
   auto enc = EncryptStore(std::move(*fs), *key);
-  auto m = DecodeManifest(*enc->Get("snapshots/snap"));
+  auto m = DecodeManifest(*enc->Get(testing::NewestKey(*enc, "snap")));
   ASSERT_TRUE(m.ok());
   ChunkId victim{};
   for (const Entry& e : m->entries) {

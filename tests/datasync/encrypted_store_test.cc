@@ -23,6 +23,7 @@
 #include "datasync/push.h"
 #include "datasync/store_config.h"
 #include "datasync/verify.h"
+#include "tests/datasync/snapshot_keys.h"
 #include "tests/datasync/tree.h"
 #include "tests/harness/test_env.h"
 
@@ -262,7 +263,7 @@ TEST_F(EncryptedStoreTest, PushPullRoundTripAndTheStoreHoldsNoPlaintextNorConten
 
   // Needles: every chunk's and pack's SHA-256 (raw and hex), the start of every chunk's bytes,
   // every small file's bytes, and the files' names.
-  auto m = DecodeManifest(*store->Get("snapshots/snap"));
+  auto m = DecodeManifest(*store->Get(testing::NewestKey(*store, "snap")));
   ASSERT_TRUE(m.ok()) << m.status().message();
   std::vector<std::string> needles;
   int chunks = 0, packed = 0;
@@ -343,7 +344,7 @@ TEST_F(EncryptedStoreTest, FlippedBytesAreFoundByPullAndVerify) {
   std::string src = MakeTree("src", 3);
   auto store = Encrypted(key_path_);
   ASSERT_TRUE(PushTo(*store, src, "snap").ok());
-  auto m = DecodeManifest(*store->Get("snapshots/snap"));
+  auto m = DecodeManifest(*store->Get(testing::NewestKey(*store, "snap")));
   ASSERT_TRUE(m.ok());
   const Entry* big = nullptr;
   const Entry* small = nullptr;
@@ -395,7 +396,7 @@ TEST_F(EncryptedStoreTest, ObjectMovedToAnotherKeyDoesNotDecrypt) {
   std::string src = MakeTree("src", 4);
   auto store = Encrypted(key_path_);
   ASSERT_TRUE(PushTo(*store, src, "snap").ok());
-  auto m = DecodeManifest(*store->Get("snapshots/snap"));
+  auto m = DecodeManifest(*store->Get(testing::NewestKey(*store, "snap")));
   ASSERT_TRUE(m.ok());
   const Entry* big = nullptr;
   for (const Entry& e : m->entries) {
@@ -418,7 +419,7 @@ TEST_F(EncryptedStoreTest, GcKeepsWhatSnapshotsReferenceAndDeletesTheRest) {
   // An object in the store's naming domain that no snapshot references.
   ChunkId orphan = Sha256Of("nobody's chunk");
   ASSERT_TRUE(store->Put(store->Names().Chunk(orphan), "orphan").ok());
-  ASSERT_TRUE(store->Delete("snapshots/drop").ok());
+  ASSERT_TRUE(store->Delete(testing::NewestKey(*store, "drop")).ok());
 
   auto r = CollectGarbage(*store, {});
   ASSERT_TRUE(r.ok()) << r.status().message();

@@ -1,7 +1,7 @@
 // Scenarios run against every kind of store (file, WebDAV on nginx, S3 on s3rver).
-//   gc: push a tree, replace it with another under the same name, leave the lock of a crashed
-//       push, gc; the first tree's objects and the dead lock go, the live snapshot verifies and
-//       pulls intact.
+//   gc: push a tree, then another under the same name (a series of two), leave the lock of a
+//       crashed push, gc (nothing goes but the dead lock), forget all but the newest, gc; the
+//       first tree's objects go, the live snapshot verifies and pulls intact.
 //   shards: push a tree as three shards, gc (the unmerged parts keep their objects), merge; the
 //       parts go and the snapshot pulls intact.
 #ifndef CUTOVER_TESTS_DATASYNC_GC_SCENARIO_H_
@@ -17,6 +17,7 @@
 #include "datasync/pull.h"
 #include "datasync/push.h"
 #include "datasync/shard.h"
+#include "datasync/snapshots.h"
 #include "datasync/verify.h"
 
 namespace cutover::testing {
@@ -66,6 +67,22 @@ inline void RunGcScenario(Store& store, const std::string& tmp) {
                   .Put("locks/push-00000000deadbeef",
                        R"({"kind":"push","host":"gone","pid":1,"created_ns":1,"refreshed_ns":1})")
                   .ok());
+
+  // Both pushes are snapshots of the series "s": nothing is unreferenced yet.
+  auto kept = CollectGarbage(store, GcOptions{});
+  ASSERT_TRUE(kept.ok()) << kept.status().ToString();
+  EXPECT_EQ(kept->snapshots, 2u);
+  EXPECT_EQ(kept->unreferenced_objects, 0u);
+  EXPECT_EQ(kept->stale_locks_removed, 1u);
+  ASSERT_TRUE(store
+                  .Put("locks/push-00000000deadbeef",
+                       R"({"kind":"push","host":"gone","pid":1,"created_ns":1,"refreshed_ns":1})")
+                  .ok());
+  // forget --name s --keep-last 1: the first push goes, and gc deletes what only it used.
+  auto doomed = SnapshotsBeyondLast(store, "s", 1);
+  ASSERT_TRUE(doomed.ok()) << doomed.status().ToString();
+  ASSERT_EQ(doomed->size(), 1u);
+  ASSERT_TRUE(store.Delete(doomed->front().key).ok());
 
   auto r = CollectGarbage(store, GcOptions{});
   ASSERT_TRUE(r.ok()) << r.status().ToString();

@@ -20,6 +20,7 @@
 #include "datasync/file_store.h"
 #include "datasync/pull.h"
 #include "datasync/push.h"
+#include "datasync/snapshots.h"
 #include "datasync/state.h"
 #include "datasync/store_lock.h"
 #include "datasync/verify.h"
@@ -62,6 +63,13 @@ class GcTest : public ::testing::Test {
     return src;
   }
 
+  // forget --name NAME --keep-last 1.
+  void ForgetAllButNewest(const std::string& name) {
+    auto doomed = SnapshotsBeyondLast(*store_, name, 1);
+    ASSERT_TRUE(doomed.ok()) << doomed.status().ToString();
+    for (const SnapshotRef& r : *doomed) ASSERT_TRUE(store_->Delete(r.key).ok());
+  }
+
   PushResult PushOk(const std::string& src, const std::string& name,
                     DatasyncState* state = nullptr) {
     PushOptions o;
@@ -96,9 +104,10 @@ class GcTest : public ::testing::Test {
   std::unique_ptr<FileStore> store_;
 };
 
-TEST_F(GcTest, OverwrittenSnapshotsObjectsGoAndTheLiveSnapshotStillPulls) {
+TEST_F(GcTest, ForgottenSnapshotsObjectsGoAndTheLiveSnapshotStillPulls) {
   PushResult first = PushOk(MakeTree("a", 1), "s");
-  PushResult second = PushOk(MakeTree("b", 2), "s");  // replaces a: a's objects are orphans
+  PushResult second = PushOk(MakeTree("b", 2), "s");
+  ForgetAllButNewest("s");  // a's objects are orphans
   uint64_t before = Count("chunks/") + Count("packs/");
   ASSERT_EQ(before, first.uploaded_objects + second.uploaded_objects);
 
@@ -295,7 +304,7 @@ TEST_F(GcTest, ARunningGcMakesAPushFailAndPublishNothing) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);
   EXPECT_NE(r.status().message().find("running gc"), std::string::npos) << r.status().message();
-  EXPECT_FALSE(*store_->Exists("snapshots/s"));
+  EXPECT_FALSE(NewestSnapshot(*store_, "s").ok());
   EXPECT_EQ(Count("chunks/"), 0u);
   // Pushes do not exclude each other.
   ASSERT_TRUE((*gc_lock)->Release().ok());
@@ -350,7 +359,8 @@ TEST_F(GcTest, APushAfterGcDoesNotTrustItsOldJournal) {
   std::string a = MakeTree("a", 1);
   std::string b = MakeTree("b", 2);
   PushOk(a, "s", state->get());
-  PushOk(b, "s", state->get());  // a's objects are now unreferenced, and journaled
+  PushOk(b, "s", state->get());
+  ForgetAllButNewest("s");  // a's objects are now unreferenced, and journaled
   auto r = CollectGarbage(*store_, GcOptions{});
   ASSERT_TRUE(r.ok()) << r.status().message();
   ASSERT_GT(r->unreferenced_objects, 0u);

@@ -22,6 +22,7 @@
 #include "core/file_util.h"
 #include "datasync/file_store.h"
 #include "datasync/manifest.h"
+#include "tests/datasync/snapshot_keys.h"
 #include "tests/harness/test_env.h"
 
 namespace cutover {
@@ -112,7 +113,7 @@ class HostileManifestTest : public ::testing::Test {
 
   // The snapshot's manifest as JSON, changed by `edit`, stored as snapshot `name`.
   void Craft(const std::string& name, const std::function<void(nlohmann::json&)>& edit) {
-    auto bytes = store_->Get("snapshots/snap");
+    auto bytes = store_->Get(testing::NewestKey(*store_, "snap"));
     ASSERT_TRUE(bytes.ok());
     nlohmann::json doc = nlohmann::json::parse(Unzstd(*bytes));
     edit(doc);
@@ -193,7 +194,7 @@ TEST_F(HostileManifestTest, AZstdBombOfWhitespaceIsRefusedInLittleMemory) {
 // and planned by pull --dry-run in under 200 MB.
 TEST_F(HostileManifestTest, A300000FileSnapshotIsReadInUnder200MB) {
   if (!kMeasureRss) GTEST_SKIP() << "a memory test: not under the sanitizers";
-  auto bytes = store_->Get("snapshots/snap");
+  auto bytes = store_->Get(testing::NewestKey(*store_, "snap"));
   ASSERT_TRUE(bytes.ok());
   auto m = DecodeManifest(*bytes);
   ASSERT_TRUE(m.ok());

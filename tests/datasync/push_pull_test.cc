@@ -23,6 +23,7 @@
 #include "datasync/push.h"
 #include "datasync/state.h"
 #include "datasync/verify.h"
+#include "tests/datasync/snapshot_keys.h"
 #include "tests/datasync/tree.h"
 #include "tests/harness/scripted_http_server.h"
 #include "tests/harness/test_env.h"
@@ -394,10 +395,11 @@ TEST_F(PushPullTest, ManifestIsPublishedLastAfterEveryChunkIsConfirmed) {
   RecordingStore rec(*store_);
   ASSERT_TRUE(DoPush(rec).ok());
   ASSERT_FALSE(rec.calls.empty());
-  EXPECT_EQ(rec.calls.back(), "put snapshots/snap");
+  EXPECT_EQ(rec.calls.back(), "put " + testing::NewestKey(*store_, "snap"));
+  EXPECT_TRUE(rec.calls.back().starts_with("put snap/snap/")) << rec.calls.back();
   // Every chunk and pack the manifest names was put (a Put that returned OK is the store's
   // confirmation) or found by a head before the manifest.
-  auto bytes = store_->Get("snapshots/snap");
+  auto bytes = store_->Get(testing::NewestKey(*store_, "snap"));
   ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
   auto m = DecodeManifest(*bytes);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
@@ -420,7 +422,7 @@ TEST_F(PushPullTest, ManifestIsPublishedLastAfterEveryChunkIsConfirmed) {
   auto failed = DoPush(**s2);
   ASSERT_TRUE(failpoint::Configure("").ok());
   EXPECT_EQ(failed.status().message(), "failpoint push.manifest_put.before");
-  EXPECT_EQ(*(*s2)->Exists("snapshots/snap"), false);
+  EXPECT_EQ(testing::NewestKey(**s2, "snap"), "none");
 }
 
 // A push that creates the store asks it about no chunk or pack: an empty store holds none. The
@@ -511,7 +513,7 @@ TEST_F(PushPullTest, AFileRewrittenWhileBeingPushedFailsThePush) {
     auto r = Push(src_, hooked, o);
     ASSERT_FALSE(r.ok()) << "same_size " << same_size;
     EXPECT_EQ(r.status().message(), "file changed while being read: " + big);
-    EXPECT_FALSE(*(*fresh)->Exists("snapshots/changing"));
+    EXPECT_EQ(testing::NewestKey(**fresh, "changing"), "none");
     Write(big, big_, 0640);  // as it was, for the next round
   }
 }
@@ -527,7 +529,7 @@ TEST_F(PushPullTest, RefusesAStoreMadeWithOtherChunkerParams) {
 
 TEST_F(PushPullTest, CorruptChunkFailsThePullAndLeavesNoFile) {
   ASSERT_TRUE(DoPush(*store_).ok());
-  auto m = DecodeManifest(*store_->Get("snapshots/snap"));
+  auto m = DecodeManifest(*store_->Get(testing::NewestKey(*store_, "snap")));
   ASSERT_TRUE(m.ok());
   const ChunkRef* victim = nullptr;
   for (const Entry& e : m->entries) {
@@ -749,7 +751,7 @@ TEST_F(PushPullTest, VerifyNamesWhatIsInTheWayAsSuch) {
   ASSERT_TRUE(DoPush(*store_).ok());
   const std::string dest = dir_.Join("dest");
   ASSERT_TRUE(Pull(*store_, "snap", dest).ok());
-  auto m = DecodeManifest(*store_->Get("snapshots/snap"));
+  auto m = DecodeManifest(*store_->Get(testing::NewestKey(*store_, "snap")));
   ASSERT_TRUE(m.ok());
   EXPECT_NE(m->created_ns % 1000000000, 0) << "created_ns is rounded to the second";
   ChunkId victim{};

@@ -15,6 +15,7 @@
 #include "datasync/pull.h"
 #include "datasync/push.h"
 #include "datasync/verify.h"
+#include "tests/datasync/snapshot_keys.h"
 #include "tests/datasync/tree.h"
 #include "tests/harness/test_env.h"
 
@@ -107,6 +108,9 @@ class ShardTest : public ::testing::Test {
     return r.ok() && *r;
   }
 
+  // A snapshot of `name` is published.
+  bool HasSnapshot(const std::string& name) { return NewestSnapshot(*store_, name).ok(); }
+
   Manifest Read(const std::string& key) {
     auto bytes = store_->Get(key);
     EXPECT_TRUE(bytes.ok()) << key;
@@ -135,7 +139,7 @@ TEST_F(ShardTest, ThreeShardsMergeIntoTheSnapshotAnUnshardedPushMakes) {
   }
   EXPECT_EQ(files, whole->files);
   EXPECT_EQ(bytes, whole->bytes);
-  EXPECT_FALSE(Has("snapshots/snap"));  // nothing is a snapshot before the merge
+  EXPECT_FALSE(HasSnapshot("snap"));  // nothing is a snapshot before the merge
 
   auto merged = MergeParts(*store_, "snap", {});
   ASSERT_TRUE(merged.ok()) << merged.status().message();
@@ -150,7 +154,8 @@ TEST_F(ShardTest, ThreeShardsMergeIntoTheSnapshotAnUnshardedPushMakes) {
 
   // The same entries in the same order as the unsharded push, each file with the same bytes
   // (the small files' packs differ: each shard packs its own).
-  Manifest a = Read("snapshots/whole"), b = Read("snapshots/snap");
+  Manifest a = Read(testing::NewestKey(*store_, "whole")),
+           b = Read(testing::NewestKey(*store_, "snap"));
   EXPECT_FALSE(b.shard.has_value());
   ASSERT_EQ(a.entries.size(), b.entries.size());
   for (size_t k = 0; k < a.entries.size(); ++k) {
@@ -182,7 +187,7 @@ TEST_F(ShardTest, AMissingPartIsNamedAndNothingIsPublished) {
   EXPECT_EQ(r.status().code(), Code::kFailedPrecondition);
   EXPECT_EQ(r.status().message(),
             "snapshot snap lacks part(s) 2 of 3: push them with --shard I/3 and merge again");
-  EXPECT_FALSE(Has("snapshots/snap"));
+  EXPECT_FALSE(HasSnapshot("snap"));
   EXPECT_TRUE(Has("parts/snap/1-of-3"));
 
   auto none = MergeParts(*store_, "other", {});
@@ -200,7 +205,7 @@ TEST_F(ShardTest, PartsOfDifferentShardCountsAreRefused) {
   EXPECT_EQ(r.status().message(),
             "the parts of snapshot snap are of different shard counts (2, 3): remove the stale "
             "ones under parts/snap/ and merge again");
-  EXPECT_FALSE(Has("snapshots/snap"));
+  EXPECT_FALSE(HasSnapshot("snap"));
 }
 
 TEST_F(ShardTest, PartsThatSawDifferentTreesAreRefused) {
@@ -213,7 +218,7 @@ TEST_F(ShardTest, PartsThatSawDifferentTreesAreRefused) {
   EXPECT_NE(r.status().message().find("part 2/2 saw another tree than part 1/2"),
             std::string::npos)
       << r.status().message();
-  EXPECT_FALSE(Has("snapshots/snap"));
+  EXPECT_FALSE(HasSnapshot("snap"));
 
   // Pushed again from the same tree, the parts merge.
   ASSERT_TRUE(PushShard(1, 2).ok());
@@ -238,7 +243,7 @@ TEST_F(ShardTest, ARenameBetweenTheShardPushesIsCaughtByTheTreeDigest) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("saw another tree"), std::string::npos)
       << r.status().message();
-  EXPECT_FALSE(Has("snapshots/snap"));
+  EXPECT_FALSE(HasSnapshot("snap"));
 }
 
 TEST_F(ShardTest, APartHoldingAnotherShardsEntriesIsCorruption) {
@@ -253,7 +258,7 @@ TEST_F(ShardTest, APartHoldingAnotherShardsEntriesIsCorruption) {
   EXPECT_EQ(r.status().code(), Code::kCorruption);
   EXPECT_NE(r.status().message().find("which belongs to another shard"), std::string::npos)
       << r.status().message();
-  EXPECT_FALSE(Has("snapshots/snap"));
+  EXPECT_FALSE(HasSnapshot("snap"));
 }
 
 TEST_F(ShardTest, GcKeepsWhatUnmergedPartsReference) {
@@ -284,13 +289,13 @@ TEST_F(ShardTest, DryRunWritesNothingAndKeepPartsKeepsThem) {
   EXPECT_EQ(r->parts, 2u);
   EXPECT_GT(r->files, 0u);
   EXPECT_EQ(r->parts_removed, 0u);
-  EXPECT_FALSE(Has("snapshots/snap"));
+  EXPECT_FALSE(HasSnapshot("snap"));
   EXPECT_TRUE(Has("parts/snap/1-of-2"));
 
   MergeOptions keep;
   keep.keep_parts = true;
   ASSERT_TRUE(MergeParts(*store_, "snap", keep).ok());
-  EXPECT_TRUE(Has("snapshots/snap"));
+  EXPECT_TRUE(HasSnapshot("snap"));
   EXPECT_TRUE(Has("parts/snap/1-of-2"));
   EXPECT_TRUE(Has("parts/snap/2-of-2"));
 }

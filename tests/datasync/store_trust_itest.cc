@@ -18,6 +18,7 @@
 #include "datasync/push.h"
 #include "datasync/state.h"
 #include "datasync/verify.h"
+#include "tests/datasync/snapshot_keys.h"
 #include "tests/datasync/tree.h"
 #include "tests/harness/servers.h"
 #include "tests/harness/test_env.h"
@@ -87,7 +88,7 @@ class StoreTrustTest : public ::testing::TestWithParam<std::string> {
   }
 
   Manifest Snapshot() {
-    auto bytes = store_->Get("snapshots/snap");
+    auto bytes = store_->Get(testing::NewestKey(*store_, "snap"));
     EXPECT_TRUE(bytes.ok());
     auto m = DecodeManifest(bytes.ok() ? *bytes : "");
     EXPECT_TRUE(m.ok());
