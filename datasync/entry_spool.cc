@@ -51,8 +51,9 @@ EntrySpool::~EntrySpool() { std::fclose(f_); }
 Status EntrySpool::Write(const Record& r) {
   const Entry& e = r.entry;
   std::string b;
-  b.reserve(96 + e.path.size() + e.target.size() + e.chunks.size() * 81);
+  b.reserve(104 + e.path.size() + e.target.size() + e.link.size() + e.chunks.size() * 81);
   Put(b, static_cast<uint8_t>(e.type));
+  Put(b, static_cast<uint8_t>(e.sparse));
   Put(b, e.mode);
   Put(b, e.size);
   Put(b, e.mtime_ns);
@@ -60,6 +61,7 @@ Status EntrySpool::Write(const Record& r) {
   Put(b, r.flags);
   PutText(b, e.path);
   PutText(b, e.target);
+  PutText(b, e.link);
   Put(b, static_cast<uint32_t>(e.chunks.size()));
   for (const ChunkRef& c : e.chunks) {
     Put(b, c.id);
@@ -98,12 +100,15 @@ Result<bool> EntrySpool::Read(Record* r) {
   if (type > static_cast<uint8_t>(EntryType::kSymlink)) return bad;
   e.type = static_cast<EntryType>(type);
   uint32_t len = 0, n = 0;
+  uint8_t sparse = 0;
+  if (!get(&sparse, 1) || sparse > 1) return bad;
+  e.sparse = sparse != 0;
   if (!get(&e.mode, sizeof e.mode) || !get(&e.size, sizeof e.size) ||
       !get(&e.mtime_ns, sizeof e.mtime_ns) || !get(&r->key, sizeof r->key) ||
       !get(&r->flags, sizeof r->flags)) {
     return bad;
   }
-  for (std::string* s : {&e.path, &e.target}) {
+  for (std::string* s : {&e.path, &e.target, &e.link}) {
     if (!get(&len, sizeof len) || len > kMaxText) return bad;
     s->resize(len);
     if (len > 0 && !get(s->data(), len)) return bad;

@@ -195,6 +195,14 @@ Status CheckEntry(const Entry& e, const std::string& where, uint64_t max_chunk) 
     return Status::InvalidArgument(where + ": a " + std::string(EntryTypeName(e.type)) +
                                    " has a symlink target");
   }
+  if (e.type != EntryType::kFile && (!e.link.empty() || e.sparse)) {
+    return Status::InvalidArgument(where + ": a " + std::string(EntryTypeName(e.type)) +
+                                   " has a hard link or holes");
+  }
+  if (!e.link.empty()) {
+    CUTOVER_RETURN_IF_ERROR(CheckPath(e.link, where + " link"));
+    if (e.link == e.path) return Status::InvalidArgument(where + ": a hard link to itself");
+  }
   if (e.type != EntryType::kFile && (!e.chunks.empty() || e.size != 0)) {
     return Status::InvalidArgument(where + ": a " + std::string(EntryTypeName(e.type)) +
                                    " has a size or chunks");
@@ -284,6 +292,18 @@ Result<Entry> ParseEntry(const json& j, size_t index) {
     CUTOVER_ASSIGN_OR_RETURN(e.target, f.Name("target"));
   } else if (j.contains("target") || j.contains("target_hex")) {
     return Status::InvalidArgument(where + ": a " + type + " has a symlink target");
+  }
+  if (j.contains("link") || j.contains("link_hex")) {
+    if (e.type != EntryType::kFile) {
+      return Status::InvalidArgument(where + ": a " + type + " has a hard link");
+    }
+    CUTOVER_ASSIGN_OR_RETURN(e.link, f.Name("link"));
+  }
+  if (auto it = j.find("sparse"); it != j.end()) {
+    if (!it->is_boolean() || e.type != EntryType::kFile) {
+      return Status::InvalidArgument(where + ": \"sparse\" must be true or false, on a file");
+    }
+    e.sparse = it->get<bool>();
   }
   return e;
 }
@@ -528,6 +548,16 @@ Status ValidateManifest(const Manifest& m) {
                                      std::to_string(it->second));
     }
   }
+  // A hard link names an earlier file.
+  for (size_t i = 0; i < m.entries.size(); ++i) {
+    const Entry& e = m.entries[i];
+    if (e.link.empty()) continue;
+    auto it = index.find(e.link);
+    if (it == index.end() || it->second >= i || m.entries[it->second].type != EntryType::kFile) {
+      return Status::InvalidArgument(EntryWhere(i) + ": hard link " + Quote(e.link) +
+                                     " is not an earlier file of the snapshot");
+    }
+  }
   // No entry may lie below a file or a symlink: writing it would go through that entry.
   for (size_t i = 0; i < m.entries.size(); ++i) {
     const std::string& path = m.entries[i].path;
@@ -625,6 +655,8 @@ json EntryJson(const Entry& e) {
       chunks.push_back(std::move(cj));
     }
     j["chunks"] = std::move(chunks);
+    if (!e.link.empty()) PutName(j, "link", e.link);
+    if (e.sparse) j["sparse"] = true;
   }
   if (e.type == EntryType::kSymlink) PutName(j, "target", e.target);
   return j;

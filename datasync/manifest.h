@@ -11,6 +11,8 @@
 //       "chunks": [{"id": "<64 hex>", "len": 5}]},
 //      {"path": "data/small", "type": "file", ..., "chunks":
 //         [{"id": "<64 hex>", "len": 9, "pack": "<64 hex>", "off": 1024}]},
+//      {"path": "data/b.bin", "type": "file", ..., "link": "data/a.bin"},   (a hard link)
+//      {"path": "data/disk.img", "type": "file", ..., "sparse": true},      (had holes)
 //      {"path": "latest", "type": "symlink", "mode": 511, "mtime_ns": ..., "target": "data"}]}
 // A shard's part (datasync/shard.h) also has
 //   "shard": {"index": 2, "count": 4, "tree_entries": 1234, "tree_digest": "<64 hex>"}
@@ -76,6 +78,12 @@ struct Entry {
   int64_t mtime_ns = 0;          // since the Unix epoch
   std::string target;            // symlinks only: non-empty, no NUL
   std::vector<ChunkRef> chunks;  // files only, in file order
+  // Files only: the path of an earlier file of the snapshot this one is a hard link to (the
+  // same inode in SRC); "" when it is not one. The entry keeps its own chunk list too, so a
+  // reader that predates links restores a copy.
+  std::string link;
+  // Files only: the file had holes in SRC; pull leaves its all-zero blocks as holes.
+  bool sparse = false;
 
   bool operator==(const Entry&) const = default;
 };

@@ -15,6 +15,7 @@
 #include <optional>
 #include <set>
 #include <string_view>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "core/failpoint.h"
@@ -29,6 +30,39 @@
 
 namespace cutover {
 namespace {
+
+// Writes `data` at file offset `at` of a file opened empty, leaving every 4 KiB block of the
+// file that `data` fills with zeros unwritten, so it stays a hole. False with errno on failure.
+bool WriteLeavingHoles(int fd, uint64_t at, std::string_view data) {
+  constexpr uint64_t kBlock = 4096;
+  size_t pos = 0, run = 0;  // data[run, pos) is waiting to be written
+  auto flush = [&]() {
+    while (run < pos) {
+      ssize_t k = ::pwrite(fd, data.data() + run, pos - run, static_cast<off_t>(at + run));
+      if (k < 0 && errno == EINTR) continue;
+      if (k <= 0) return false;
+      run += static_cast<size_t>(k);
+    }
+    return true;
+  };
+  while (pos < data.size()) {
+    const uint64_t block_end = ((at + pos) / kBlock + 1) * kBlock;
+    const size_t n =
+        static_cast<size_t>(std::min<uint64_t>(block_end - (at + pos), data.size() - pos));
+    const bool whole = n == kBlock;
+    const bool zero = whole && std::all_of(data.begin() + static_cast<ptrdiff_t>(pos),
+                                           data.begin() + static_cast<ptrdiff_t>(pos + n),
+                                           [](char c) { return c == 0; });
+    if (zero) {
+      if (!flush()) return false;
+      pos += n;
+      run = pos;
+    } else {
+      pos += n;
+    }
+  }
+  return flush();
+}
 
 struct timespec Ts(int64_t ns) {
   struct timespec t;
@@ -406,16 +440,21 @@ class Puller {
         s = bytes.status();
         break;
       }
-      if (WriteFull(fd, bytes->data(), bytes->size()) < 0) {
-        s = Status::IoError(ErrnoMessage("cannot write", tmp));
-      }
+      const bool wrote = e.sparse ? WriteLeavingHoles(fd, at, *bytes)
+                                  : WriteFull(fd, bytes->data(), bytes->size()) >= 0;
+      if (!wrote) s = Status::IoError(ErrnoMessage("cannot write", tmp));
       if (!s.ok()) break;
+    }
+    // Blocks of zeros at the end were left unwritten: the size says where the file ends.
+    if (s.ok() && e.sparse && ::ftruncate(fd, static_cast<off_t>(e.size)) != 0) {
+      s = Status::IoError(ErrnoMessage("cannot write", tmp));
     }
     if (s.ok() && ::fchmod(fd, e.mode) != 0) s = Status::IoError(ErrnoMessage("cannot chmod", tmp));
     if (s.ok() && ::fsync(fd) != 0) s = Status::IoError(ErrnoMessage("cannot fsync", tmp));
     CUTOVER_FAILPOINT("pull.file.after_fsync");
     struct timespec times[2] = {Ts(e.mtime_ns), Ts(e.mtime_ns)};
-    if (s.ok() && ::futimens(fd, times) != 0) s = Status::IoError(ErrnoMessage("cannot set mtime", tmp));
+    if (s.ok() && ::futimens(fd, times) != 0)
+      s = Status::IoError(ErrnoMessage("cannot set mtime", tmp));
     ::close(fd);
     if (old_fd >= 0) ::close(old_fd);
     if (killed_fd >= 0) ::close(killed_fd);
@@ -427,6 +466,42 @@ class Puller {
     }
     bytes_ += e.size;
     return Status::Ok();
+  }
+
+  // A hard link to `file` (restored by this pull) when `e` is one with the same bytes; else, as
+  // when the file system refuses links, `e` is restored as a file of its own. A crafted link to a
+  // file with other bytes never makes one file show another's.
+  Status HardLink(const Entry& e, const Entry& file) {
+    if (file.chunks != e.chunks || file.size != e.size || Failed(file.path)) return File(e);
+    std::string full = dest_ + "/" + e.path, target = dest_ + "/" + file.path;
+    struct stat ts, fs;
+    if (::lstat(target.c_str(), &ts) != 0 || !S_ISREG(ts.st_mode)) return File(e);
+    bytes_ += e.size;
+    if (opts_ != nullptr && opts_->dry_run) return Status::Ok();
+    if (::lstat(full.c_str(), &fs) == 0 && fs.st_dev == ts.st_dev && fs.st_ino == ts.st_ino) {
+      reused_bytes_ += e.size;  // linked by an earlier pull
+      return Status::Ok();
+    }
+    std::string tmp = TempFor(e);
+    ::unlink(tmp.c_str());
+    if (::link(target.c_str(), tmp.c_str()) != 0) {
+      bytes_ -= e.size;
+      if (errno == EXDEV || errno == EPERM || errno == EMLINK || errno == ENOTSUP) return File(e);
+      return Status::IoError(ErrnoMessage("cannot link", full));
+    }
+    Status s = ReplaceWith(tmp, full);
+    if (!s.ok()) {
+      ::unlink(tmp.c_str());
+      bytes_ -= e.size;
+    }
+    return s;
+  }
+
+  // Whether the entry at `path` failed in this pull.
+  bool Failed(const std::string& path) {
+    std::lock_guard<std::mutex> l(failures_mu_);
+    return std::any_of(failures_.begin(), failures_.end(),
+                       [&](const auto& f) { return f.first == path; });
   }
 
   Status Symlink(const Entry& e) {
@@ -520,10 +595,23 @@ Status RestoreAll(Puller& p, const Manifest& m, const PullOptions& opts) {
     for (size_t i = 0; i < m.entries.size(); ++i) {
       const Entry& e = m.entries[i];
       if (e.type != EntryType::kFile || blocked[i]) continue;
-      pool.Submit([&p, &e] { return p.Record(e, p.File(e)); });
       ++p.result_.files;
+      if (!e.link.empty()) continue;  // once the file it links to is there
+      pool.Submit([&p, &e] { return p.Record(e, p.File(e)); });
     }
     s = pool.Wait();
+  }
+  // Hard links. DecodeManifest made sure each names an earlier file.
+  std::unordered_map<std::string_view, const Entry*> files;
+  for (size_t i = 0; i < m.entries.size() && s.ok(); ++i) {
+    const Entry& e = m.entries[i];
+    if (e.type != EntryType::kFile || blocked[i]) continue;
+    if (e.link.empty()) {
+      files.emplace(e.path, &e);
+      continue;
+    }
+    auto it = files.find(e.link);
+    s = p.Record(e, it == files.end() ? p.File(e) : p.HardLink(e, *it->second));
   }
   for (size_t i = 0; i < m.entries.size() && s.ok(); ++i) {
     const Entry& e = m.entries[i];
@@ -542,8 +630,8 @@ Status RestoreAll(Puller& p, const Manifest& m, const PullOptions& opts) {
 
 }  // namespace
 
-Result<PullResult> Pull(Store& store, const SnapshotSelector& snapshot,
-                        const std::string& dest_dir, const PullOptions& opts) {
+Result<PullResult> Pull(Store& store, const SnapshotSelector& snapshot, const std::string& dest_dir,
+                        const PullOptions& opts) {
   Result<SnapshotRef> ref = ResolveSnapshot(store, snapshot);
   if (!ref.ok()) return ref.status().WithContext("pull");
   const std::string name = snapshot.Label();

@@ -4,11 +4,13 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -141,6 +143,15 @@ class Pusher {
         e.type = EntryType::kFile;
         tree_.Add(path, e.type);
         if (!mine) continue;
+        // Fewer blocks than the size takes: holes (or compression, which does no harm: pull
+        // only leaves blocks of zeros unwritten).
+        e.sparse = st.st_size >= 4096 &&
+                   static_cast<uint64_t>(st.st_blocks) * 512 < static_cast<uint64_t>(st.st_size);
+        if (st.st_nlink > 1) {  // the first path of an inode is its file, the others links to it
+          auto [it, first] = inodes_.try_emplace(
+              {static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino)}, path);
+          if (!first) e.link = it->second;
+        }
         Record r{
             std::move(e),
             FileStatKey{static_cast<uint64_t>(st.st_dev), static_cast<uint64_t>(st.st_ino),
@@ -572,6 +583,9 @@ class Pusher {
   bool store_was_empty_ = false;  // this push created the store (wrote its config)
   // A file:// store's directory (device, inode), so a store inside SRC is not pushed into itself.
   std::optional<std::pair<uint64_t, uint64_t>> store_dir_;
+  // (device, inode) -> the first path of a file with several links, to record the others as
+  // hard links to it.
+  std::map<std::pair<uint64_t, uint64_t>, std::string> inodes_;
 
  private:
   std::string src_;
@@ -675,8 +689,8 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
     std::string publish_key = part_key;
     if (publish_key.empty()) {
       p.result_.snapshot_id = NewSnapshotId();
-      CUTOVER_ASSIGN_OR_RETURN(
-          publish_key, SeriesKey(opts.name, p.manifest_.created_ns, p.result_.snapshot_id));
+      CUTOVER_ASSIGN_OR_RETURN(publish_key,
+                               SeriesKey(opts.name, p.manifest_.created_ns, p.result_.snapshot_id));
     }
     CUTOVER_RETURN_IF_ERROR(lock->Check());  // a gc may have run once the lock lapsed
     CUTOVER_RETURN_IF_ERROR(store.Put(publish_key, encoded));

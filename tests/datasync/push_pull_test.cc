@@ -817,3 +817,164 @@ TEST_F(PushPullTest, APushToAnHttpServerThatIsNotWebDavSaysSo) {
 }  // namespace
 
 }  // namespace cutover
+
+namespace cutover {
+namespace {
+
+// Hard links come back as links and holes as holes (the manifest records both); a reader of a
+// manifest without them restores copies, as before; a crafted link never shows one file's bytes
+// under another's name.
+class LinksAndHolesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    src_ = dir_.Join("src");
+    ASSERT_TRUE(MakeDirs(src_ + "/a").ok());
+    ASSERT_TRUE(MakeDirs(src_ + "/b").ok());
+    auto s = FileStore::Open("file://" + dir_.Join("store"));
+    ASSERT_TRUE(s.ok());
+    store_ = std::move(s).value();
+  }
+
+  static struct stat Stat(const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+    return st;
+  }
+
+  Manifest Newest() {
+    auto bytes = store_->Get(testing::NewestKey(*store_, "snap"));
+    EXPECT_TRUE(bytes.ok());
+    auto m = DecodeManifest(bytes.ok() ? *bytes : "");
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    return m.ok() ? *m : Manifest{};
+  }
+
+  const Entry* Find(const Manifest& m, const std::string& path) {
+    for (const Entry& e : m.entries) {
+      if (e.path == path) return &e;
+    }
+    return nullptr;
+  }
+
+  testing::TempDir dir_;
+  std::string src_;
+  std::unique_ptr<FileStore> store_;
+};
+
+TEST_F(LinksAndHolesTest, HardLinksComeBackAsLinksAndAgainOnARepull) {
+  Write(src_ + "/a/data", Random(300000, 3), 0640);
+  ASSERT_EQ(::link((src_ + "/a/data").c_str(), (src_ + "/b/same").c_str()), 0);
+  ASSERT_EQ(::link((src_ + "/a/data").c_str(), (src_ + "/z").c_str()), 0);
+  Write(src_ + "/b/other", "not linked");
+  ASSERT_TRUE(Push(src_, *store_, PushOptions{"snap", kSmall}).ok());
+  Manifest m = Newest();
+  ASSERT_NE(Find(m, "a/data"), nullptr);
+  EXPECT_EQ(Find(m, "a/data")->link, "");  // the first path of the inode is its file
+  EXPECT_EQ(Find(m, "b/same")->link, "a/data");
+  EXPECT_EQ(Find(m, "z")->link, "a/data");
+  EXPECT_EQ(Find(m, "b/other")->link, "");
+  EXPECT_EQ(Find(m, "b/same")->chunks, Find(m, "a/data")->chunks);  // a copy for older readers
+
+  std::string dest = dir_.Join("dest");
+  for (int round = 0; round < 2; ++round) {
+    auto r = Pull(*store_, "snap", dest, {});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    EXPECT_EQ(r->files, 4u);
+    struct stat a = Stat(dest + "/a/data"), b = Stat(dest + "/b/same"), z = Stat(dest + "/z");
+    EXPECT_EQ(a.st_ino, b.st_ino) << "round " << round;
+    EXPECT_EQ(a.st_ino, z.st_ino) << "round " << round;
+    EXPECT_EQ(a.st_nlink, 3u) << "round " << round;
+    EXPECT_NE(Stat(dest + "/b/other").st_ino, a.st_ino);
+    EXPECT_EQ(Tree(dest), Tree(src_));
+  }
+  auto v = Verify(*store_, "snap", dest, 2);
+  ASSERT_TRUE(v.ok());
+  EXPECT_TRUE(v->failures.empty()) << v->failures.front();
+}
+
+TEST_F(LinksAndHolesTest, HolesStayHolesAndTheBytesAreTheSame) {
+  const std::string path = src_ + "/a/disk.img";
+  const uint64_t size = 64ull << 20;
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  ASSERT_GE(fd, 0);
+  const std::string head = Random(100000, 4), middle = Random(50000, 5);
+  ASSERT_EQ(::pwrite(fd, head.data(), head.size(), 0), static_cast<ssize_t>(head.size()));
+  ASSERT_EQ(::pwrite(fd, middle.data(), middle.size(), 32 << 20),
+            static_cast<ssize_t>(middle.size()));
+  ASSERT_EQ(::ftruncate(fd, static_cast<off_t>(size)), 0);
+  ::close(fd);
+  struct stat st = Stat(path);
+  if (static_cast<uint64_t>(st.st_blocks) * 512 >= size) {
+    GTEST_SKIP() << "the file system under " << dir_.path() << " does not keep holes";
+  }
+  Write(src_ + "/a/dense", std::string(100000, '\0'));  // zeros but no holes: written as is
+  ASSERT_TRUE(Push(src_, *store_, PushOptions{"snap", kSmall}).ok());
+  Manifest m = Newest();
+  EXPECT_TRUE(Find(m, "a/disk.img")->sparse);
+  EXPECT_FALSE(Find(m, "a/dense")->sparse);
+
+  std::string dest = dir_.Join("dest");
+  auto r = Pull(*store_, "snap", dest, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  struct stat out = Stat(dest + "/a/disk.img");
+  EXPECT_EQ(static_cast<uint64_t>(out.st_size), size);
+  // 150 KB of data: allocated, with a block or two at chunk edges; far below the 64 MiB.
+  EXPECT_LT(static_cast<uint64_t>(out.st_blocks) * 512, 4ull << 20)
+      << "the holes were filled: " << out.st_blocks * 512 << " bytes allocated";
+  EXPECT_EQ(Tree(dest), Tree(src_));
+  EXPECT_GE(static_cast<uint64_t>(Stat(dest + "/a/dense").st_blocks) * 512, 100000u);
+}
+
+TEST_F(LinksAndHolesTest, ACraftedLinkIsCheckedAndNeverSharesAnotherFilesBytes) {
+  Write(src_ + "/a/one", "first file's bytes");
+  Write(src_ + "/b/two", "second file's bytes");
+  ASSERT_TRUE(Push(src_, *store_, PushOptions{"snap", kSmall}).ok());
+  Manifest m = Newest();
+  // Make b/two a "link" to a/one while keeping its own chunks: pull must restore its own bytes.
+  for (Entry& e : m.entries) {
+    if (e.path == "b/two") e.link = "a/one";
+  }
+  auto encoded = EncodeManifest(m);
+  ASSERT_TRUE(encoded.ok()) << encoded.status().ToString();
+  ASSERT_TRUE(store_->Put("snapshots/crafted", *encoded).ok());
+  std::string dest = dir_.Join("dest");
+  auto r = Pull(*store_, "crafted", dest, {});
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(ReadFile(dest + "/b/two").value_or(""), "second file's bytes");
+  EXPECT_NE(Stat(dest + "/b/two").st_ino, Stat(dest + "/a/one").st_ino);
+
+  // A link to a later entry, to a directory, to nothing, or to itself is refused.
+  for (const auto& [from, to] : std::vector<std::pair<std::string, std::string>>{
+           {"a/one", "b/two"}, {"b/two", "a"}, {"b/two", "nowhere"}, {"a/one", "a/one"}}) {
+    Manifest c = m;
+    for (Entry& e : c.entries) e.link = e.path == from ? to : "";
+    EXPECT_EQ(ValidateManifest(c).code(), Code::kInvalidArgument) << from << " -> " << to;
+  }
+  // Links and holes belong to files only.
+  Manifest d = m;
+  for (Entry& e : d.entries) {
+    e.link.clear();
+    if (e.type == EntryType::kDir) e.sparse = true;
+  }
+  EXPECT_EQ(ValidateManifest(d).code(), Code::kInvalidArgument);
+}
+
+TEST_F(LinksAndHolesTest, AManifestWithoutLinksRestoresCopies) {
+  // What a push wrote before links were recorded: the same files, each with its chunks.
+  Write(src_ + "/a/data", Random(50000, 6));
+  ASSERT_EQ(::link((src_ + "/a/data").c_str(), (src_ + "/b/same").c_str()), 0);
+  ASSERT_TRUE(Push(src_, *store_, PushOptions{"snap", kSmall}).ok());
+  Manifest m = Newest();
+  for (Entry& e : m.entries) e.link.clear();
+  auto encoded = EncodeManifest(m);
+  ASSERT_TRUE(encoded.ok());
+  ASSERT_EQ(encoded->find("\"link\""), std::string::npos);
+  ASSERT_TRUE(store_->Put("snapshots/old", *encoded).ok());
+  std::string dest = dir_.Join("dest");
+  ASSERT_TRUE(Pull(*store_, "old", dest, {}).ok());
+  EXPECT_NE(Stat(dest + "/a/data").st_ino, Stat(dest + "/b/same").st_ino);
+  EXPECT_EQ(ReadFile(dest + "/b/same").value_or(""), Random(50000, 6));
+}
+
+}  // namespace
+}  // namespace cutover
