@@ -3,12 +3,12 @@
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
-#include <random>
 #include <unordered_map>
 
 #include "core/sha256.h"
 #include "datasync/manifest.h"
 #include "datasync/shard.h"
+#include "datasync/store_lock.h"
 
 namespace cutover {
 namespace {
@@ -59,13 +59,7 @@ SnapshotSelector SnapshotSelector::Id(std::string id) {
 
 std::string SnapshotSelector::Label() const { return id.empty() ? name : "id " + id; }
 
-std::string NewSnapshotId() {
-  std::random_device rd;
-  uint64_t v = (static_cast<uint64_t>(rd()) << 32) ^ rd();
-  char buf[kIdDigits + 1];
-  std::snprintf(buf, sizeof buf, "%016" PRIx64, v);
-  return buf;
-}
+std::string NewSnapshotId() { return RandomHex(kIdDigits / 2); }
 
 std::string LegacySnapshotId(std::string_view name) {
   std::string text = "legacy-snapshot:" + std::string(name);
