@@ -53,7 +53,8 @@ Result<std::string> RecordSchema(const std::string& path) {
   CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
   Json doc = Json::parse(text, nullptr, false);
   if (doc.is_discarded()) return Status::InvalidArgument(path + ": not a JSON document");
-  if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string()) return std::string();
+  if (!doc.is_object() || !doc.contains("schema") || !doc["schema"].is_string())
+    return std::string();
   return doc["schema"].get<std::string>();
 }
 
@@ -63,7 +64,10 @@ bool IsClusterSchema(const std::string& schema) {
 
 Result<Json> LoadClusterRecord(const std::string& path) {
   CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(path));
-  Json doc = Json::parse(text, nullptr, false);
+  return CheckClusterRecord(Json::parse(text, nullptr, false), path);
+}
+
+Result<Json> CheckClusterRecord(Json doc, const std::string& path) {
   auto bad = [&path](const std::string& why) {
     return Status::InvalidArgument(path + ": not a valid cluster record: " + why);
   };
@@ -125,7 +129,8 @@ ClusterComparison CompareClusterRecords(const Json& source, const Json& target) 
     auto [s_lo, s_hi] = MinMax((*s)["rep_us"]);
     auto [t_lo, t_hi] = MinMax(t["rep_us"]);
     const double scale = tb / sb;
-    const double s_avg = (*s)["time_us"]["avg"].get<double>(), t_avg = t["time_us"]["avg"].get<double>();
+    const double s_avg = (*s)["time_us"]["avg"].get<double>(),
+                 t_avg = t["time_us"]["avg"].get<double>();
     const double lo = t_hi > 0 ? scale * (s_lo / t_hi) / (s_avg / t_avg) : scale;
     const double hi = t_lo > 0 ? scale * (s_hi / t_lo) / (s_avg / t_avg) : scale;
     const std::string regime = key.second < kLatencyBoundBelow ? "latency" : "bandwidth";
@@ -137,10 +142,12 @@ ClusterComparison CompareClusterRecords(const Json& source, const Json& target) 
     a.max_bytes = std::max(a.max_bytes, key.second);
   }
   for (const auto& [key, t] : tgt_rows) {
-    if (!src_rows.count(key)) only.push_back({{"op", key.first}, {"bytes", key.second}, {"side", "target"}});
+    if (!src_rows.count(key))
+      only.push_back({{"op", key.first}, {"bytes", key.second}, {"side", "target"}});
   }
   Json rows = Json::array();
-  std::string table = "collective      regime     sizes                  busbw ratio (target/source)  interval\n";
+  std::string table =
+      "collective      regime     sizes                  busbw ratio (target/source)  interval\n";
   for (const auto& [key, a] : acc) {
     const double r = GeoMean(a.ratio), lo = GeoMean(a.lo), hi = GeoMean(a.hi);
     rows.push_back({{"op", key.first},
@@ -161,7 +168,8 @@ ClusterComparison CompareClusterRecords(const Json& source, const Json& target) 
   auto slow_line = [](const char* side, const Json& s) {
     if (!s["measured"].get<bool>()) return std::string(side) + ": no pairwise matrix\n";
     if (!s["rule_applied"].get<bool>()) {
-      return std::string(side) + ": rule not applied (" + s["rule_reason"].get<std::string>() + ")\n";
+      return std::string(side) + ": rule not applied (" + s["rule_reason"].get<std::string>() +
+             ")\n";
     }
     return std::string(side) + ": slow nodes " + s["slow_nodes"].dump() + ", slow links " +
            s["slow_links"].dump() + "\n";
@@ -169,7 +177,8 @@ ClusterComparison CompareClusterRecords(const Json& source, const Json& target) 
   table += slow_line("source", src_slow) + slow_line("target", tgt_slow);
   table += "source " + ClusterFleetLine(source) + "target " + ClusterFleetLine(target);
   if (!only.empty()) {
-    table += std::to_string(only.size()) + " (collective, size) rows measured on one side only: not compared\n";
+    table += std::to_string(only.size()) +
+             " (collective, size) rows measured on one side only: not compared\n";
   }
   for (const Json& w : wrong) {
     table += "WRONG RESULT (" + w["side"].get<std::string>() + "): " + w["op"].get<std::string>() +
@@ -178,19 +187,19 @@ ClusterComparison CompareClusterRecords(const Json& source, const Json& target) 
   }
   out.failed = !wrong.empty();
   out.table = table;
-  out.doc = {{"schema", "cutover.compat-cluster-compare/1"},
-             {"ratio", "target / source bus bandwidth: above 1 = target faster"},
-             {"latency_bound_below_bytes", kLatencyBoundBelow},
-             {"source_world_size", source["world_size"]},
-             {"target_world_size", target["world_size"]},
-             {"collectives", rows},
-             {"one_side_only", only},
-             {"wrong_results", wrong},
-             {"slow", {{"source", src_slow}, {"target", tgt_slow}}},
-             {"fleet",
-              {{"source", source.value("fleet", Json())},
-               {"target", target.value("fleet", Json())}}},
-             {"failed", out.failed}};
+  out.doc = {
+      {"schema", "cutover.compat-cluster-compare/1"},
+      {"ratio", "target / source bus bandwidth: above 1 = target faster"},
+      {"latency_bound_below_bytes", kLatencyBoundBelow},
+      {"source_world_size", source["world_size"]},
+      {"target_world_size", target["world_size"]},
+      {"collectives", rows},
+      {"one_side_only", only},
+      {"wrong_results", wrong},
+      {"slow", {{"source", src_slow}, {"target", tgt_slow}}},
+      {"fleet",
+       {{"source", source.value("fleet", Json())}, {"target", target.value("fleet", Json())}}},
+      {"failed", out.failed}};
   return out;
 }
 

@@ -28,6 +28,8 @@ bool IsClusterSchema(const std::string& schema);
 // Loads a cluster record and checks what the comparison reads (InvalidArgument naming the
 // path and the field; a newer version than 1 is refused by name).
 Result<nlohmann::json> LoadClusterRecord(const std::string& path);
+// The same checks on a parsed document (`doc` discarded: not JSON); `path` names it in errors.
+Result<nlohmann::json> CheckClusterRecord(nlohmann::json doc, const std::string& path);
 
 struct ClusterComparison {
   nlohmann::json doc;  // "cutover.compat-cluster-compare/1"
@@ -35,8 +37,7 @@ struct ClusterComparison {
   bool failed = false;  // a wrong collective result on either side
 };
 
-ClusterComparison CompareClusterRecords(const nlohmann::json& source,
-                                        const nlohmann::json& target);
+ClusterComparison CompareClusterRecords(const nlohmann::json& source, const nlohmann::json& target);
 
 }  // namespace cutover
 

@@ -1,6 +1,8 @@
 #include "compat/cluster_rules.h"
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <set>
 
 namespace cutover {
@@ -111,9 +113,10 @@ SlowVerdict JudgeMatrix(const std::vector<std::vector<double>>& bw,
   }
   v.applied = true;
   v.reference = Median(medians);
+  v.node_divisor = SlowDivisor(medians, v.reference);
   std::set<std::string> slow;
   for (const std::string& n : nodes) {
-    if (v.node_median[n] < v.reference / kSlowFactor) slow.insert(n);
+    if (v.node_median[n] < v.reference / v.node_divisor) slow.insert(n);
   }
   v.slow_nodes.assign(slow.begin(), slow.end());
   std::vector<double> healthy;
@@ -121,13 +124,56 @@ SlowVerdict JudgeMatrix(const std::vector<std::vector<double>>& bw,
     if (!slow.count(key.first) && !slow.count(key.second)) healthy.push_back(value);
   }
   const double link_reference = Median(healthy);
-  if (healthy.size() >= 3) {
+  if (healthy.size() >= kMinLinksJudged) {
+    v.link_divisor = SlowDivisor(healthy, link_reference);
     for (const auto& [key, value] : link) {
       if (slow.count(key.first) || slow.count(key.second)) continue;
-      if (value < link_reference / kSlowFactor) v.slow_links.push_back(key);
+      if (value < link_reference / v.link_divisor) v.slow_links.push_back(key);
     }
   }
   return v;
+}
+
+PassesVerdict JudgePasses(const std::vector<std::vector<std::vector<double>>>& passes,
+                          const std::vector<std::string>& node_of) {
+  PassesVerdict out;
+  const size_t n = node_of.size();
+  out.median_bw.assign(n, std::vector<double>(n, 0.0));
+  for (size_t a = 0; a < n; ++a) {
+    for (size_t b = 0; b < n; ++b) {
+      std::vector<double> s;
+      for (const auto& m : passes) s.push_back(m[a][b]);
+      out.median_bw[a][b] = Median(s);
+    }
+  }
+  out.median = JudgeMatrix(out.median_bw, node_of);
+  std::map<std::string, int> node_votes;
+  std::map<std::pair<std::string, std::string>, int> link_votes;
+  for (const auto& m : passes) {
+    out.passes.push_back(JudgeMatrix(m, node_of));
+    for (const std::string& s : out.passes.back().slow_nodes) ++node_votes[s];
+    for (const auto& l : out.passes.back().slow_links) ++link_votes[l];
+  }
+  const int majority = static_cast<int>(passes.size()) / 2 + 1;
+  for (const std::string& s : out.median.slow_nodes) {
+    if (node_votes[s] >= majority) out.slow_nodes.push_back(s);
+  }
+  // A link is one value per pass, not a node's many: it must be slow in every pass.
+  for (const auto& l : out.median.slow_links) {
+    if (link_votes[l] == static_cast<int>(passes.size())) out.slow_links.push_back(l);
+  }
+  return out;
+}
+
+double SlowDivisor(const std::vector<double>& values, double reference) {
+  if (!(reference > 0)) return kSlowFactor;
+  // The spread of the values at or above the reference: what is slow (below it) is what the
+  // rule looks for, and must not widen the divisor that would find it.
+  std::vector<double> dev;
+  for (double v : values) {
+    if (v >= reference) dev.push_back(std::log(v / reference));
+  }
+  return std::max(kSlowFactor, std::exp(kSlowMads * 1.4826 * Median(dev)));
 }
 
 }  // namespace cutover

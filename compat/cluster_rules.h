@@ -51,16 +51,29 @@ float ExpectedValue(const std::string& op, int rank, int ranks, uint64_t count, 
 // together hold every unordered pair exactly once; with an odd count one rank idles per round.
 std::vector<std::vector<std::pair<int, int>>> RoundRobinSchedule(int ranks);
 
-// The slow-node rule's factor: a node is slow when the median bandwidth of its inter-node links
-// is below the median of all nodes' medians divided by this; a link between two nodes that are
-// not slow is slow when below the median of such links divided by this.
+// The slow-node rule. A node is slow when the median bandwidth of its inter-node links is below
+// the median of all nodes' medians divided by the divisor; a link between two nodes that are not
+// slow is slow when below the median of such links divided by the divisor. The divisor is
+// kSlowFactor, or more where the healthy values themselves spread widely: the factor that
+// kSlowMads robust standard deviations (1.4826 x the median deviation) of the logarithms of the
+// values at or above the median make (the slow values below it must not widen the divisor that
+// is to find them). On 2 shared cores healthy links differ up to 20-fold between runs and
+// directions; on a real fabric they agree within a few percent, and the divisor stays 3.
 inline constexpr double kSlowFactor = 3.0;
+inline constexpr double kSlowMads = 4.0;
+// Links are judged only among this many or more links between non-slow nodes (4 healthy nodes):
+// fewer cannot tell one slow link from the spread.
+inline constexpr size_t kMinLinksJudged = 6;
+
+// The divisor for `values` around their median `reference` (see kSlowMads).
+double SlowDivisor(const std::vector<double>& values, double reference);
 
 struct SlowVerdict {
   bool applied = false;
-  std::string reason;                                  // why not applied, or ""
-  std::map<std::string, double> node_median;           // per node: median of its links
-  double reference = 0;                                // median of node medians
+  std::string reason;                         // why not applied, or ""
+  std::map<std::string, double> node_median;  // per node: median of its links
+  double reference = 0;                       // median of node medians
+  double node_divisor = 0, link_divisor = 0;  // 0 where not judged
   std::vector<std::string> slow_nodes;
   std::vector<std::pair<std::string, std::string>> slow_links;  // between non-slow nodes
 };
@@ -71,6 +84,21 @@ struct SlowVerdict {
 // a slow link cannot be pinned on either end).
 SlowVerdict JudgeMatrix(const std::vector<std::vector<double>>& bw,
                         const std::vector<std::string>& node_of);
+
+// Several passes over the same pairs: each matrix judged alone, and the matrix of per-pair
+// medians over the passes judged too. A node is named when the median matrix names it and so do
+// more than half the passes; a link (one value per pass, where a node has many) when the median
+// matrix and every pass name it. One noisy pass cannot name either.
+struct PassesVerdict {
+  std::vector<std::vector<double>> median_bw;
+  SlowVerdict median;  // of median_bw
+  std::vector<SlowVerdict> passes;
+  std::vector<std::string> slow_nodes;
+  std::vector<std::pair<std::string, std::string>> slow_links;
+};
+// REQUIRES: at least one pass, every matrix node_of.size() square.
+PassesVerdict JudgePasses(const std::vector<std::vector<std::vector<double>>>& passes,
+                          const std::vector<std::string>& node_of);
 
 // The median of `v` (0 when empty).
 double Median(std::vector<double> v);

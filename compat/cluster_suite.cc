@@ -123,17 +123,18 @@ Result<nlohmann::json> RunRow(const ClusterComm& comm, const ClusterOptions& o,
   const double algbw = avg > 0 ? static_cast<double>(size) / avg / 1e9 : 0;
   nlohmann::json rep_us = nlohmann::json::array();
   for (double t : reps) rep_us.push_back(t / n * 1e6);
-  return nlohmann::json{{"op", op},
-                        {"bytes", size},
-                        {"count", count},
-                        {"in_place", in_place},
-                        {"time_us", {{"avg", avg * 1e6}, {"min", lo[0] * 1e6}, {"max", hi[0] * 1e6}}},
-                        {"rep_us", rep_us},
-                        {"algbw_gbps", algbw},
-                        {"busbw_gbps", algbw * BusBandwidthFactor(op, n)},
-                        {"correct", wrong[0] == 0},
-                        {"wrong_values", static_cast<uint64_t>(wrong[0])},
-                        {"ranks_wrong", static_cast<int>(wrong[1])}};
+  return nlohmann::json{
+      {"op", op},
+      {"bytes", size},
+      {"count", count},
+      {"in_place", in_place},
+      {"time_us", {{"avg", avg * 1e6}, {"min", lo[0] * 1e6}, {"max", hi[0] * 1e6}}},
+      {"rep_us", rep_us},
+      {"algbw_gbps", algbw},
+      {"busbw_gbps", algbw * BusBandwidthFactor(op, n)},
+      {"correct", wrong[0] == 0},
+      {"wrong_values", static_cast<uint64_t>(wrong[0])},
+      {"ranks_wrong", static_cast<int>(wrong[1])}};
 }
 
 // Times `bytes` from `from` to `to` (`to` answers with an empty message; latency mode: the
@@ -170,7 +171,8 @@ Result<PassMatrices> RunPass(const ClusterComm& comm, const ClusterOptions& o) {
         const int from = dir == 0 ? a : b, to = dir == 0 ? b : a;
         std::vector<double> t_bw, t_lat;
         for (int k = 0; k < o.pair_reps; ++k) {
-          CUTOVER_ASSIGN_OR_RETURN(double t, TimeDirected(comm, from, to, buf, o.pair_bytes, false));
+          CUTOVER_ASSIGN_OR_RETURN(double t,
+                                   TimeDirected(comm, from, to, buf, o.pair_bytes, false));
           CUTOVER_ASSIGN_OR_RETURN(double l,
                                    TimeDirected(comm, from, to, buf, o.pair_small_bytes, true));
           t_bw.push_back(t);
@@ -190,6 +192,12 @@ Result<PassMatrices> RunPass(const ClusterComm& comm, const ClusterOptions& o) {
   return m;
 }
 
+nlohmann::json LinksJson(const std::vector<std::pair<std::string, std::string>>& links) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [x, y] : links) out.push_back({x, y});
+  return out;
+}
+
 std::vector<std::vector<double>> Square(const std::vector<double>& flat, int n) {
   std::vector<std::vector<double>> out(n, std::vector<double>(n, 0.0));
   for (int a = 0; a < n; ++a) {
@@ -204,40 +212,25 @@ Result<nlohmann::json> RunPairwise(const ClusterComm& comm, const ClusterOptions
                                    const std::vector<std::string>& node_of) {
   const int n = comm.size();
   const double t0 = comm.Wtime();
-  std::vector<std::vector<double>> bw_samples(n * n), lat_samples(n * n);
-  std::map<std::string, int> node_votes, link_votes;
-  nlohmann::json passes = nlohmann::json::array();
+  std::vector<std::vector<double>> lat_samples(n * n);
+  std::vector<std::vector<std::vector<double>>> bw_passes;
   for (int p = 0; p < o.passes; ++p) {
     CUTOVER_ASSIGN_OR_RETURN(PassMatrices m, RunPass(comm, o));
-    for (int i = 0; i < n * n; ++i) {
-      bw_samples[i].push_back(m.bw[i]);
-      lat_samples[i].push_back(m.lat[i]);
-    }
-    SlowVerdict v = JudgeMatrix(Square(m.bw, n), node_of);
-    nlohmann::json links = nlohmann::json::array();
-    for (const std::string& s : v.slow_nodes) ++node_votes[s];
-    for (const auto& [x, y] : v.slow_links) {
-      ++link_votes[x + "|" + y];
-      links.push_back({x, y});
-    }
-    passes.push_back({{"slow_nodes", v.slow_nodes}, {"slow_links", links}});
+    for (int i = 0; i < n * n; ++i) lat_samples[i].push_back(m.lat[i]);
+    bw_passes.push_back(Square(m.bw, n));
+  }
+  const PassesVerdict verdict = JudgePasses(bw_passes, node_of);
+  const SlowVerdict& med = verdict.median;
+  nlohmann::json passes = nlohmann::json::array();
+  for (const SlowVerdict& v : verdict.passes) {
+    passes.push_back({{"slow_nodes", v.slow_nodes}, {"slow_links", LinksJson(v.slow_links)}});
   }
   std::vector<double> bw(n * n), lat(n * n);
   for (int i = 0; i < n * n; ++i) {
-    bw[i] = Median(bw_samples[i]);
+    bw[i] = verdict.median_bw[i / n][i % n];
     lat[i] = Median(lat_samples[i]);
   }
-  SlowVerdict med = JudgeMatrix(Square(bw, n), node_of);
-  nlohmann::json slow_nodes = nlohmann::json::array(), slow_links = nlohmann::json::array();
-  for (const auto& [node, votes] : node_votes) {
-    if (2 * votes > o.passes) slow_nodes.push_back(node);
-  }
-  for (const auto& [key, votes] : link_votes) {
-    if (2 * votes > o.passes) {
-      const size_t bar = key.find('|');
-      slow_links.push_back({key.substr(0, bar), key.substr(bar + 1)});
-    }
-  }
+  const nlohmann::json slow_nodes = verdict.slow_nodes, slow_links = LinksJson(verdict.slow_links);
   // Intra-node pairs apart: per node, the median of its ranks' pairs.
   nlohmann::json intra = nlohmann::json::object();
   std::map<std::string, std::vector<double>> intra_samples;
@@ -261,10 +254,15 @@ Result<nlohmann::json> RunPairwise(const ClusterComm& comm, const ClusterOptions
       {"intra_node_gbps", intra},
       {"rule",
        "per node: the median bandwidth of its inter-node links (each link the median over every "
-       "rank pair and both directions); slow when below the median of all nodes' medians / 3. "
+       "rank pair and both directions); slow when below the median of all nodes' medians / D. "
        "A link between two nodes that are not slow: slow when below the median of such links "
-       "/ 3. Each pass is judged alone; a node or link is named when more than half the "
-       "passes name it. Needs 3 or more nodes."},
+       "/ D, judged among 6 or more such links. D is 3, or exp(4 x 1.4826 x the median of "
+       "log(value / median) over the values at or above the median) where that is larger "
+       "(healthy values that spread widely). A node is named when the matrix of medians over the "
+       "passes names it and so do more than half the passes judged alone; a link when that "
+       "matrix and every pass name it. Needs 3 or more nodes."},
+      {"node_divisor", med.node_divisor},
+      {"link_divisor", med.link_divisor},
       {"rule_applied", med.applied},
       {"rule_reason", med.reason},
       {"node_median_gbps", node_median},
@@ -282,8 +280,8 @@ std::string ClusterOptionsLine(const ClusterOptions& o) {
   return "backend=" + o.backend + " ops=" + ops + " b=" + std::to_string(o.min_bytes) +
          " e=" + std::to_string(o.max_bytes) + " f=" + std::to_string(o.step_factor) +
          " warmup=" + std::to_string(o.warmup) + " reps=" + std::to_string(o.reps) +
-         " pair_bytes=" + std::to_string(o.pair_bytes) + " pair_reps=" +
-         std::to_string(o.pair_reps) + " passes=" + std::to_string(o.passes);
+         " pair_bytes=" + std::to_string(o.pair_bytes) +
+         " pair_reps=" + std::to_string(o.pair_reps) + " passes=" + std::to_string(o.passes);
 }
 
 Status CheckClusterOptions(const ClusterOptions& o) {
@@ -329,15 +327,14 @@ std::string ClusterFleetLine(const nlohmann::json& record) {
   }
   const nlohmann::json unreadable = f.value("unreadable", nlohmann::json::array());
   for (const nlohmann::json& u : unreadable) {
-    out += "node " + u.value("file", std::string("?")) + ": " +
-           u.value("error", std::string("?")) + ", not judged\n";
+    out += "node " + u.value("file", std::string("?")) + ": " + u.value("error", std::string("?")) +
+           ", not judged\n";
   }
   return out;
 }
 
 Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterOptions& o,
-                                         const Launcher& launcher,
-                                         const ClusterNodeHooks& hooks,
+                                         const Launcher& launcher, const ClusterNodeHooks& hooks,
                                          const std::function<void(const std::string&)>& progress) {
   const int n = comm.size(), me = comm.rank();
   // Every rank must run the same suite: compare each rank's options with rank 0's.
@@ -387,9 +384,9 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterO
   rec["mpi"] = {{"library", comm.LibraryVersion()}, {"plugin", comm.build_info()}};
   rec["world_size"] = n;
   rec["fabric"] = o.fabric.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.fabric);
-  rec["options"] = {{"min_bytes", o.min_bytes}, {"max_bytes", o.max_bytes},
-                    {"step_factor", o.step_factor}, {"warmup", o.warmup}, {"reps", o.reps},
-                    {"ops", ops}};
+  rec["options"] = {
+      {"min_bytes", o.min_bytes}, {"max_bytes", o.max_bytes}, {"step_factor", o.step_factor},
+      {"warmup", o.warmup},       {"reps", o.reps},           {"ops", ops}};
   rec["rank_nodes"] = node_of;
   rec["nodes"] = nodes;
   if (me == 0 && hooks.judge && nodes.size() > 1) rec["fleet"] = hooks.judge(nodes);
@@ -399,14 +396,13 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterO
     return WriteFileAtomic(o.record_path, rec.dump(1) + "\n");
   };
   CUTOVER_RETURN_IF_ERROR(write());
-  std::string table =
-      "cluster suite: " + std::to_string(n) + " ranks on " + std::to_string(nodes.size()) +
-      " node(s), " + comm.LibraryVersion() + ", launcher " + launcher.name + "\n" +
-      (rec.contains("fleet") ? ClusterFleetLine(rec) : std::string());
+  std::string table = "cluster suite: " + std::to_string(n) + " ranks on " +
+                      std::to_string(nodes.size()) + " node(s), " + comm.LibraryVersion() +
+                      ", launcher " + launcher.name + "\n" +
+                      (rec.contains("fleet") ? ClusterFleetLine(rec) : std::string());
   char line[256];
-  std::snprintf(line, sizeof(line), "%-15s %12s %8s %12s %12s %12s %10s %10s %s\n", "op",
-                "bytes", "place", "avg us", "min us", "max us", "algbw GB/s", "busbw GB/s",
-                "check");
+  std::snprintf(line, sizeof(line), "%-15s %12s %8s %12s %12s %12s %10s %10s %s\n", "op", "bytes",
+                "place", "avg us", "min us", "max us", "algbw GB/s", "busbw GB/s", "check");
   table += line;
   for (uint64_t bytes : sizes) {
     for (const std::string& op : ops) {
@@ -414,8 +410,9 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterO
       for (bool in_place : {false, true}) {
         if ((op == "broadcast" && !in_place) || (op == "sendrecv" && in_place)) continue;
         CUTOVER_ASSIGN_OR_RETURN(nlohmann::json row, RunRow(comm, o, op, bytes, in_place));
-        std::snprintf(line, sizeof(line), "%-15s %12llu %8s %12.2f %12.2f %12.2f %10.3f %10.3f %s\n",
-                      op.c_str(), static_cast<unsigned long long>(row["bytes"].get<uint64_t>()),
+        std::snprintf(line, sizeof(line),
+                      "%-15s %12llu %8s %12.2f %12.2f %12.2f %10.3f %10.3f %s\n", op.c_str(),
+                      static_cast<unsigned long long>(row["bytes"].get<uint64_t>()),
                       in_place ? "in" : "out", row["time_us"]["avg"].get<double>(),
                       row["time_us"]["min"].get<double>(), row["time_us"]["max"].get<double>(),
                       row["algbw_gbps"].get<double>(), row["busbw_gbps"].get<double>(),
@@ -435,9 +432,10 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterO
     table += "pairwise matrix: " + std::to_string(p["rounds"].get<int>()) + " rounds x " +
              std::to_string(o.passes) + " passes in " +
              std::to_string(static_cast<int>(p["seconds"].get<double>() + 0.5)) + " s; ";
-    table += p["rule_applied"].get<bool>() ? "slow nodes: " + p["slow_nodes"].dump() +
-                                                 ", slow links: " + p["slow_links"].dump()
-                                           : "rule not applied: " + p["rule_reason"].get<std::string>();
+    table +=
+        p["rule_applied"].get<bool>()
+            ? "slow nodes: " + p["slow_nodes"].dump() + ", slow links: " + p["slow_links"].dump()
+            : "rule not applied: " + p["rule_reason"].get<std::string>();
     table += "\n";
   }
   rec["complete"] = true;

@@ -126,9 +126,9 @@ std::vector<HostRow> HostTable(const Fingerprint& s, const Fingerprint& t) {
        }},
       {"InfiniBand",
        [](const Fingerprint& f) {
-         return f.network.infiniband.empty() ? std::string("none")
-                                             : std::to_string(f.network.infiniband.size()) +
-                                                   " HCA(s)";
+         return f.network.infiniband.empty()
+                    ? std::string("none")
+                    : std::to_string(f.network.infiniband.size()) + " HCA(s)";
        }},
   };
   std::vector<HostRow> rows;
@@ -304,9 +304,8 @@ json OptNum(double v) { return v > 0 ? json(v) : json(nullptr); }
 }  // namespace
 
 int Assessment::Count(const std::string& severity) const {
-  return static_cast<int>(std::count_if(findings.begin(), findings.end(), [&](const auto& f) {
-    return f.severity == severity;
-  }));
+  return static_cast<int>(std::count_if(findings.begin(), findings.end(),
+                                        [&](const auto& f) { return f.severity == severity; }));
 }
 
 std::map<std::string, double> MeasuredCeilings(const CompatRecord& rec) {
@@ -372,6 +371,10 @@ std::vector<CoverageRow> Coverage(const AssessInputs& in, const std::optional<Co
           {"numerics", compat, records},
           {"speed", compat, records},
           StabilityCoverage(cmp),
+          {"cluster", in.cluster_source.has_value(),
+           in.cluster_source ? "cluster records " + InputPath(in, "cluster source") + ", " +
+                                   InputPath(in, "cluster target")
+                             : std::string("not measured: no --cluster records")},
           {"data plan", in.datasync_plan.has_value(),
            in.datasync_plan ? "datasync plan " + InputPath(in, "datasync plan")
                             : std::string("not assessed: no --datasync plan")},
@@ -382,7 +385,8 @@ std::vector<CoverageRow> Coverage(const AssessInputs& in, const std::optional<Co
 
 Result<Assessment> Assess(AssessInputs inputs) {
   if (inputs.compat_source.has_value() != inputs.compat_target.has_value()) {
-    return Status::InvalidArgument("assess: --compat needs two records, the source's and the target's");
+    return Status::InvalidArgument(
+        "assess: --compat needs two records, the source's and the target's");
   }
   if (inputs.compat_source) {
     // Records of another op table (or a case defined differently) cannot be joined case by
@@ -400,6 +404,10 @@ Result<Assessment> Assess(AssessInputs inputs) {
       if (msg.rfind(prefix, 0) == 0) msg = msg.substr(prefix.size());
       return Status::FailedPrecondition("assess: --compat: " + msg);
     }
+  }
+  if (inputs.cluster_source.has_value() != inputs.cluster_target.has_value()) {
+    return Status::InvalidArgument(
+        "assess: --cluster needs two records, the source's and the target's");
   }
   if (inputs.datasync_plan) {
     CUTOVER_RETURN_IF_ERROR(
@@ -443,6 +451,12 @@ Result<Assessment> Assess(AssessInputs inputs) {
   a.hosts = HostTable(a.inputs.source, a.inputs.target);
   if (a.inputs.compat_source) AddCompat(a);
   if (a.inputs.canary_history) AddCanary(a);
+  if (a.inputs.cluster_source) {
+    a.cluster = AssessCluster(
+        *a.inputs.cluster_source, *a.inputs.cluster_target,
+        a.inputs.fabric_floors ? *a.inputs.fabric_floors : probe::BuiltinFabricFloors(),
+        &a.findings);
+  }
   a.coverage = Coverage(a.inputs, a.comparison);
   std::stable_sort(a.findings.begin(), a.findings.end(), [](const auto& x, const auto& y) {
     return SeverityRank(x.severity) < SeverityRank(y.severity);
@@ -517,6 +531,7 @@ json AssessmentToJson(const Assessment& a) {
               {"datasync", a.inputs.datasync_plan ? *a.inputs.datasync_plan : json(nullptr)},
               {"canary", a.inputs.canary_history ? *a.inputs.canary_history : json(nullptr)},
               {"cost", nullptr},
+              {"cluster", a.cluster ? ClusterJson(*a.cluster) : json(nullptr)},
               {"cost_model",
                a.cost_model ? CostReportToJson(*a.cost_model, a.inputs.redacted) : json(nullptr)}};
   if (a.comparison) {
@@ -540,9 +555,9 @@ json AssessmentToJson(const Assessment& a) {
                        {"stability", StabilityToJson(k.stability)}});
     }
     json counts = json::object();
-    for (Verdict v : {Verdict::kIdentical, Verdict::kEquivalent, Verdict::kDrift,
-                      Verdict::kRegression, Verdict::kBroken, Verdict::kMissing,
-                      Verdict::kNotApplicable}) {
+    for (Verdict v :
+         {Verdict::kIdentical, Verdict::kEquivalent, Verdict::kDrift, Verdict::kRegression,
+          Verdict::kBroken, Verdict::kMissing, Verdict::kNotApplicable}) {
       counts[std::string(VerdictName(v))] = a.comparison->Count(v);
     }
     doc["compat"] = {{"source_backend", a.inputs.compat_source->backend},
@@ -586,8 +601,8 @@ JunitReport AssessmentJunit(const Assessment& a) {
     JunitCase c{.classname = "assess." + f.component, .name = f.code};
     std::string detail = f.message;
     if (!f.source.empty() || !f.target.empty()) {
-      detail += "\n" + (f.source.empty() ? "-" : f.source) + " -> " +
-                (f.target.empty() ? "-" : f.target);
+      detail +=
+          "\n" + (f.source.empty() ? "-" : f.source) + " -> " + (f.target.empty() ? "-" : f.target);
     }
     if (!f.fix.empty()) detail += "\nfix: " + f.fix;
     if (f.severity == "blocker") {
@@ -645,9 +660,11 @@ std::vector<std::string> DatasyncSummary(const json& p) {
 std::string RenderMarkdown(const Assessment& a) {
   std::string md = "# Migration assessment\n\n";
   md += std::string("**Verdict: ") +
-        (a.verdict == "no-go" ? "NO-GO" : a.verdict == "go" ? "GO" : "GO WITH RISKS") + "** (" +
-        std::to_string(a.Count("blocker")) + " blockers, " + std::to_string(a.Count("warning")) +
-        " warnings): " + Cell(a.headline) + "\n\n";
+        (a.verdict == "no-go" ? "NO-GO"
+         : a.verdict == "go"  ? "GO"
+                              : "GO WITH RISKS") +
+        "** (" + std::to_string(a.Count("blocker")) + " blockers, " +
+        std::to_string(a.Count("warning")) + " warnings): " + Cell(a.headline) + "\n\n";
   md += "## Coverage\n\n| area | assessed | with |\n|---|---|---|\n";
   for (const CoverageRow& c : a.coverage) {
     md += "| " + c.area + " | " + (c.assessed ? "yes" : "**no**") + " | " + Cell(c.input) + " |\n";
@@ -658,8 +675,11 @@ std::string RenderMarkdown(const Assessment& a) {
         ".\n\n";
   for (const char* sev : {"blocker", "warning", "info"}) {
     if (a.Count(sev) == 0) continue;
-    md += std::string("## ") + (std::string(sev) == "blocker" ? "Blockers" :
-                                std::string(sev) == "warning" ? "Warnings" : "Notes") + "\n\n";
+    md += std::string("## ") +
+          (std::string(sev) == "blocker"   ? "Blockers"
+           : std::string(sev) == "warning" ? "Warnings"
+                                           : "Notes") +
+          "\n\n";
     for (const ReportFinding& f : a.findings) {
       if (f.severity != sev) continue;
       md += "- **" + f.code + "** (" + f.component + "): " + Cell(f.message);
@@ -679,8 +699,9 @@ std::string RenderMarkdown(const Assessment& a) {
   }
   md += "\n";
   if (a.comparison) {
-    md += "## Compat\n\n| case | numerics | speed (target/source) | q source | q target | "
-          "ceiling fraction source / target |\n|---|---|---|---|---|---|\n";
+    md +=
+        "## Compat\n\n| case | numerics | speed (target/source) | q source | q target | "
+        "ceiling fraction source / target |\n|---|---|---|---|---|---|\n";
     for (const CompatRow& r : a.compat) {
       const CaseComparison& k = r.cmp;
       md += "| " + Cell(k.id) + " | " + std::string(VerdictName(k.verdict)) + " | " +
@@ -701,12 +722,12 @@ std::string RenderMarkdown(const Assessment& a) {
     for (const CostRow& c : a.cost) {
       md += "| " + c.rate_unit + " | " + std::to_string(c.cases) + " | " + Num(c.source_rate) +
             " | " + Num(c.target_rate) + " | " + Num(c.source_per_price) + " | " +
-            Num(c.target_per_price) + " | " + Num(c.target_per_price / c.source_per_price) +
-            " |\n";
+            Num(c.target_per_price) + " | " + Num(c.target_per_price / c.source_per_price) + " |\n";
     }
     md += "\n";
   }
   if (a.cost_model) md += CostMarkdown(*a.cost_model, a.inputs.redacted, kCostChartFile);
+  if (a.cluster) md += ClusterMarkdown(*a.cluster);
   if (a.inputs.datasync_plan) {
     md += "## Data migration\n\n";
     for (const std::string& line : DatasyncSummary(*a.inputs.datasync_plan)) {

@@ -32,6 +32,7 @@
 #include "core/junit.h"
 #include "core/status.h"
 #include "probe/diff.h"
+#include "report/cluster_section.h"
 #include "report/cost.h"
 
 namespace cutover::report {
@@ -45,11 +46,16 @@ struct AssessInputs {
   Fingerprint source, target;
   probe::DiffMode mode = probe::DiffMode::kHost;
   std::optional<CompatRecord> compat_source, compat_target;
-  std::optional<nlohmann::json> datasync_plan;    // cutover.datasync-plan/1
-  std::optional<nlohmann::json> canary_history;   // cutover.rollout-history/1
+  std::optional<nlohmann::json> datasync_plan;       // cutover.datasync-plan/1
+  std::optional<nlohmann::json> canary_history;      // cutover.rollout-history/1
   std::optional<double> price_source, price_target;  // per GPU-hour, any currency
   std::optional<CostModel> cost_model;  // --cost; needs both compat records, excludes prices
-  std::map<std::string, std::string> input_paths;    // "source" -> path, shown in the report
+  // --cluster: two cutover.compat-cluster/1 records (compat/cluster_compare.h
+  // LoadClusterRecord), and the floors they are held against (the built-in table unless
+  // --fabric-floors names a file).
+  std::optional<nlohmann::json> cluster_source, cluster_target;
+  std::optional<probe::FabricFloors> fabric_floors;
+  std::map<std::string, std::string> input_paths;  // "source" -> path, shown in the report
   bool redacted = false;
   std::string generated_at;  // RFC 3339 UTC
 };
@@ -80,8 +86,8 @@ struct CompatRow {
 };
 
 struct CostRow {
-  std::string rate_unit;      // "GFLOP/s" | "GB/s"
-  double source_rate = 0, target_rate = 0;  // geometric mean over cases ok on both sides
+  std::string rate_unit;                              // "GFLOP/s" | "GB/s"
+  double source_rate = 0, target_rate = 0;            // geometric mean over cases ok on both sides
   double source_per_price = 0, target_per_price = 0;  // rate * 3600 / price per GPU-hour
   int cases = 0;
 };
@@ -95,7 +101,7 @@ struct CoverageRow {
 };
 
 struct Assessment {
-  std::string verdict;  // "go" | "go-with-risks" | "no-go"
+  std::string verdict;   // "go" | "go-with-risks" | "no-go"
   std::string headline;  // one sentence: why
   AssessInputs inputs;
   probe::DiffReport diff;
@@ -105,7 +111,8 @@ struct Assessment {
   std::vector<CompatRow> compat;
   std::map<std::string, double> source_ceilings, target_ceilings;  // unit -> rate
   std::vector<CostRow> cost;
-  std::optional<CostReport> cost_model;  // when inputs.cost_model
+  std::optional<CostReport> cost_model;   // when inputs.cost_model
+  std::optional<ClusterSection> cluster;  // when inputs.cluster_source
   std::vector<CoverageRow> coverage;
 
   int Count(const std::string& severity) const;

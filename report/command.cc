@@ -10,11 +10,13 @@
 #include <sys/stat.h>
 
 #include "canary/history.h"
+#include "compat/cluster_compare.h"
 #include "compat/record.h"
 #include "core/file_util.h"
 #include "core/fingerprint.h"
 #include "core/json.h"
 #include "core/time_util.h"
+#include "probe/fabric_floors.h"
 #include "report/assess.h"
 #include "report/redact.h"
 
@@ -24,6 +26,8 @@ namespace {
 struct AssessFlags {
   std::string source, target;
   std::vector<std::string> compat;
+  std::vector<std::string> cluster;
+  std::string fabric_floors;
   std::string datasync, canary;
   std::vector<std::string> prices;
   std::string cost;
@@ -56,6 +60,40 @@ Status ParsePrice(const std::string& text, report::AssessInputs& in) {
     return Status::InvalidArgument("--price " + text + ": the price must be a number above 0");
   }
   (side == "source" ? in.price_source : in.price_target) = v;
+  return Status::Ok();
+}
+
+// Writes the four files (and the cost chart) to --out, or with --json alone prints the document.
+Status WriteReport(const AssessFlags& f, const GlobalOptions& g, const report::Assessment& a,
+                   bool write_files) {
+  nlohmann::json doc = report::AssessmentToJson(a);
+  if (!write_files) {
+    std::string text = DumpJson(doc, 2) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+    return Status::Ok();
+  }
+  CUTOVER_RETURN_IF_ERROR(MakeDirs(f.out_dir));
+  const std::string html = f.out_dir + "/report.html", md = f.out_dir + "/report.md",
+                    js = f.out_dir + "/report.json", xml = f.out_dir + "/junit.xml";
+  CUTOVER_RETURN_IF_ERROR(WriteFileAtomic(html, report::RenderHtml(a)));
+  CUTOVER_RETURN_IF_ERROR(WriteFileAtomic(md, report::RenderMarkdown(a)));
+  CUTOVER_RETURN_IF_ERROR(WriteFileAtomic(js, DumpJson(doc, 2) + "\n"));
+  CUTOVER_RETURN_IF_ERROR(report::AssessmentJunit(a).WriteFile(xml));
+  if (a.cost_model) {
+    CUTOVER_RETURN_IF_ERROR(
+        WriteFileAtomic(f.out_dir + "/" + report::kCostChartFile,
+                        report::CostChartSvg(*a.cost_model, a.inputs.redacted) + "\n"));
+  }
+  if (g.json) {
+    std::string text = DumpJson(doc, 2) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  } else {
+    std::string text = report::VerdictLine(a) + "\nreport: " + html + " (also " + md + ", " + js +
+                       ", " + xml + ")\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+  }
+  std::fflush(stdout);
   return Status::Ok();
 }
 
@@ -115,6 +153,28 @@ Result<int> RunAssess(const AssessFlags& f, const GlobalOptions& g) {
     in.input_paths["compat source"] = f.compat[0];
     in.input_paths["compat target"] = f.compat[1];
   }
+  nlohmann::json cluster_src, cluster_tgt, node_names = nlohmann::json::array();
+  if (!f.cluster.empty()) {
+    CUTOVER_ASSIGN_OR_RETURN(cluster_src, LoadInput("--cluster", f.cluster[0]));
+    CUTOVER_ASSIGN_OR_RETURN(cluster_tgt, LoadInput("--cluster", f.cluster[1]));
+    docs.emplace_back(f.cluster[0], &cluster_src);
+    docs.emplace_back(f.cluster[1], &cluster_tgt);
+    in.input_paths["cluster source"] = f.cluster[0];
+    in.input_paths["cluster target"] = f.cluster[1];
+    // Node names are host names, also where no fingerprint came with them: --redact hides them.
+    for (const nlohmann::json* rec : {&cluster_src, &cluster_tgt}) {
+      if (const nlohmann::json* nodes = FindJson(*rec, "/rank_nodes"); nodes && nodes->is_array()) {
+        for (const nlohmann::json& n : *nodes) {
+          if (n.is_string()) node_names.push_back({{"hostname", n}});
+        }
+      }
+    }
+  }
+  if (!f.fabric_floors.empty()) {
+    CUTOVER_ASSIGN_OR_RETURN(std::string text, ReadFile(f.fabric_floors));
+    CUTOVER_ASSIGN_OR_RETURN(in.fabric_floors,
+                             probe::ParseFabricFloors(text, "--fabric-floors " + f.fabric_floors));
+  }
   if (!f.datasync.empty()) {
     CUTOVER_ASSIGN_OR_RETURN(plan, LoadInput("--datasync", f.datasync));
     docs.emplace_back(f.datasync, &plan);
@@ -130,7 +190,8 @@ Result<int> RunAssess(const AssessFlags& f, const GlobalOptions& g) {
       if (!h.ok()) {
         return Status::InvalidArgument("--canary " + f.canary +
                                        ": neither a history file nor a rollout in the state "
-                                       "file: " + h.status().message());
+                                       "file: " +
+                                       h.status().message());
       }
       history = std::move(*h);
       in.input_paths["canary history"] = "rollout " + f.canary;
@@ -140,6 +201,7 @@ Result<int> RunAssess(const AssessFlags& f, const GlobalOptions& g) {
   if (f.redact) {
     report::Redactor r;
     for (auto& [path, doc] : docs) r.Learn(*doc);
+    r.Learn(node_names);
     for (auto& [path, doc] : docs) r.Apply(*doc);
     for (auto& [key, path] : in.input_paths) path = r.ApplyText(path);
     in.redacted = true;
@@ -157,42 +219,20 @@ Result<int> RunAssess(const AssessFlags& f, const GlobalOptions& g) {
     CUTOVER_ASSIGN_OR_RETURN(in.compat_source, RecordFromJson(compat_src, f.compat[0]));
     CUTOVER_ASSIGN_OR_RETURN(in.compat_target, RecordFromJson(compat_tgt, f.compat[1]));
   }
+  if (!f.cluster.empty()) {
+    CUTOVER_ASSIGN_OR_RETURN(in.cluster_source,
+                             CheckClusterRecord(std::move(cluster_src), f.cluster[0]));
+    CUTOVER_ASSIGN_OR_RETURN(in.cluster_target,
+                             CheckClusterRecord(std::move(cluster_tgt), f.cluster[1]));
+  }
   if (!f.datasync.empty()) in.datasync_plan = std::move(plan);
   if (!f.canary.empty()) in.canary_history = std::move(history);
   in.generated_at = NowRfc3339Utc();
 
   CUTOVER_ASSIGN_OR_RETURN(report::Assessment a, report::Assess(std::move(in)));
-  nlohmann::json doc = report::AssessmentToJson(a);
-  if (!write_files) {
-    std::string text = DumpJson(doc, 2) + "\n";
-    std::fwrite(text.data(), 1, text.size(), stdout);
-    std::fflush(stdout);
-    return a.ExitCode();
-  }
-  CUTOVER_RETURN_IF_ERROR(MakeDirs(f.out_dir));
-  const std::string html = f.out_dir + "/report.html", md = f.out_dir + "/report.md",
-                    js = f.out_dir + "/report.json", xml = f.out_dir + "/junit.xml";
-  CUTOVER_RETURN_IF_ERROR(WriteFileAtomic(html, report::RenderHtml(a)));
-  CUTOVER_RETURN_IF_ERROR(WriteFileAtomic(md, report::RenderMarkdown(a)));
-  CUTOVER_RETURN_IF_ERROR(WriteFileAtomic(js, DumpJson(doc, 2) + "\n"));
-  CUTOVER_RETURN_IF_ERROR(report::AssessmentJunit(a).WriteFile(xml));
-  if (a.cost_model) {
-    CUTOVER_RETURN_IF_ERROR(
-        WriteFileAtomic(f.out_dir + "/" + report::kCostChartFile,
-                        report::CostChartSvg(*a.cost_model, a.inputs.redacted) + "\n"));
-  }
-  if (g.json) {
-    std::string text = DumpJson(doc, 2) + "\n";
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  } else {
-    std::string text = report::VerdictLine(a) + "\nreport: " + html + " (also " + md + ", " + js +
-                       ", " + xml + ")\n";
-    std::fwrite(text.data(), 1, text.size(), stdout);
-  }
-  std::fflush(stdout);
+  CUTOVER_RETURN_IF_ERROR(WriteReport(f, g, a, write_files));
   return a.ExitCode();
 }
-
 }  // namespace
 
 void AddAssessCommand(CLI::App& root, CommandContext& ctx) {
@@ -213,6 +253,16 @@ void AddAssessCommand(CLI::App& root, CommandContext& ctx) {
                   "that order")
       ->expected(2)
       ->type_name("SRC DST");
+  cmd->add_option("--cluster", f->cluster,
+                  "The cluster records of the source and the target (compat run --suite cluster "
+                  "--record), in that order: bus bandwidth per collective, slow nodes and links, "
+                  "node consistency, and each side against its fabric's expected floors")
+      ->expected(2)
+      ->type_name("SRC DST");
+  cmd->add_option("--fabric-floors", f->fabric_floors,
+                  "A floors file (schema cutover.fabric-floors/1) used instead of the built-in "
+                  "table (probe/rules/fabric-floors.json)")
+      ->type_name("FILE");
   cmd->add_option("--datasync", f->datasync, "A datasync plan (datasync plan ... --json)")
       ->type_name("FILE");
   cmd->add_option("--canary", f->canary,

@@ -460,6 +460,7 @@ std::string RenderHtml(const Assessment& a) {
   std::string h = HeadHtml(a) + CoverageHtml(a) + FindingsHtml(a) + HostsHtml(a) + CompatHtml(a) +
                   PriceHtml(a);
   if (a.cost_model) h += CostHtml(*a.cost_model, a.inputs.redacted);
+  if (a.cluster) h += ClusterHtml(*a.cluster);
   return h + DatasyncHtml(a) + CanaryHtml(a) + FooterHtml(a);
 }
 

@@ -66,7 +66,7 @@ run() {
   nsenter --net="/run/netns/$prefix-n1" unshare --uts sh -c "hostname node1 && exec timeout 240 \
     mpirun --hostfile $work/hosts -np $nodes --map-by node $bin compat run --suite cluster \
     --backend cpu --ops all_reduce -b 1MiB -e 4MiB -f 4 --warmup 1 --reps 3 --pair-bytes 4MiB --pair-reps 2 \
-    --passes 3 --record $work/$1.rec" >"$work/$1.out" 2>&1 ||
+    --passes 3 --fabric netns-veth --record $work/$1.rec" >"$work/$1.out" 2>&1 ||
     { cat "$work/$1.out"; fail "the $1 run failed"; }
   echo "$1 run: $(( ($(date +%s%N) - t0) / 1000000 )) ms to a verdict"
 }
@@ -97,3 +97,49 @@ print("all_reduce 4 MiB busbw GB/s: unshaped %.3f, shaped %.3f" % (busbw(a), bus
 assert busbw(b) < busbw(a), "all_reduce did not slow down"
 PY
 echo "ok: node4 named alone when shaped, no node when unshaped, all_reduce busbw dropped"
+[ -n "${CUTOVER_KEEP_CLUSTER_RECORDS:-}" ] && cp "$work/unshaped.rec" "$work/shaped.rec" "$CUTOVER_KEEP_CLUSTER_RECORDS/"
+
+# The assessment of the move from the unshaped cluster to the shaped one: node4 is a slow node of
+# the target (a risk, not a blocker), and each side is held against the floors of its fabric: one
+# floor at a size both reached (set above what veth gives), one at a size neither reached.
+cat >"$work/floors.json" <<'FLOORS'
+{"schema": "cutover.fabric-floors/1", "version": 1, "floors": [
+ {"fabric": "netns-veth", "collective": "all_reduce", "scope": "inter-node", "nodes": 4,
+  "bytes": 4194304, "busbw_gbps": 1000, "source": "the test: above what veth gives"},
+ {"fabric": "netns-veth", "collective": "all_reduce", "scope": "inter-node", "nodes": 4,
+  "bytes": 1073741824, "busbw_gbps": 1, "source": "the test: a size the run never reaches"}]}
+FLOORS
+# Both sides one GPU host (a fixture root): the host diff has nothing to say, the cluster all.
+fp="$work/fp.json"
+"$bin" -q probe collect --root "$src/tests/fixtures/hosts/h100-cuda12.4" --out "$fp" >/dev/null ||
+  fail "probe collect of the fixture host failed"
+"$bin" assess --source "$fp" --target "$fp" --cluster "$work/unshaped.rec" "$work/shaped.rec"   --fabric-floors "$work/floors.json" --out "$work/report" >"$work/assess.out" 2>&1 ||
+  { cat "$work/assess.out"; fail "assess exited $?"; }
+python3 "$src/tests/harness/validate_schema.py" "$src/docs/schemas/report-2.json"   "$work/report/report.json" || fail "report.json does not match its schema"
+python3 - "$work/report" <<'PY' || fail "the cluster section is wrong"
+import json, sys
+d = sys.argv[1]
+r = json.load(open(d + "/report.json"))
+assert r["verdict"] == "go-with-risks", r["verdict"]
+codes = [(f["severity"], f["code"], f["message"]) for f in r["findings"]]
+slow = [c for c in codes if c[1] == "cluster.slow_node"]
+assert slow == [("warning", "cluster.slow_node", "the target cluster's pairwise matrix names slow node(s): node4")], codes
+below = [c for c in codes if c[1] == "cluster.below_floor"]
+assert len(below) == 2 and all(c[0] == "warning" for c in below), below
+assert [c[1] for c in codes if c[1] == "cluster.slower"] == ["cluster.slower"], codes
+assert not [c for c in codes if c[0] == "blocker"], codes
+c = r["cluster"]
+assert c["source_fabric"] == c["target_fabric"] == "netns-veth"
+assert [(f["side"], f["below"]) for f in c["floors"]] == [("source", True), ("target", True)], c["floors"]
+assert len(c["notes"]) == 2 and all("never reached that size (largest 4.0 MiB)" in n for n in c["notes"]), c["notes"]
+assert c["compare"]["slow"]["target"]["slow_nodes"] == ["node4"]
+cov = {x["area"]: x["assessed"] for x in r["coverage"]}
+assert cov["cluster"] is True, cov
+html = open(d + "/report.html").read()
+assert 'id="chart-cluster-busbw"' in html and 'id="heatmap-target"' in html, "charts missing"
+assert 'stroke="#b3261e"' not in html.split('id="heatmap-source"')[1].split("</figure>")[0], "the source has no slow link"
+assert 'fill="#b3261e">node4' in html.split('id="heatmap-target"')[1], "node4 not marked in the heat map"
+md = open(d + "/report.md").read()
+assert "## Cluster" in md and "slow nodes node4" in md, md
+PY
+echo "ok: assess --cluster names node4 as the target's slow node, holds both sides against the floors, draws the charts"

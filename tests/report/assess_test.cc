@@ -277,14 +277,14 @@ TEST(AssessTest, CeilingsComeFromTheRecordsCalibrationWhenItHasOne) {
 }
 
 // Fingerprints alone: the report says, at the top and in the headline, that numerics, speed,
-// stability, the data plan and the canary were not assessed.
+// stability, the cluster, the data plan and the canary were not assessed.
 TEST(AssessTest, CoverageSaysWhatWasNotAssessed) {
   AssessInputs in = Pair("h100-cuda12.4", "h100-cuda12.4");
   in.input_paths["source"] = "a.json";
   in.input_paths["target"] = "b.json";
   Result<Assessment> a = Assess(in);
   ASSERT_TRUE(a.ok()) << a.status().ToString();
-  ASSERT_EQ(a->coverage.size(), 6u);
+  ASSERT_EQ(a->coverage.size(), 7u);
   EXPECT_EQ(a->coverage[0].area, "fingerprints");
   EXPECT_TRUE(a->coverage[0].assessed);
   EXPECT_EQ(a->coverage[0].input, "probe fingerprints a.json, b.json");
@@ -293,7 +293,10 @@ TEST(AssessTest, CoverageSaysWhatWasNotAssessed) {
   EXPECT_EQ(a->coverage[1].input, "not measured: no --compat records");
   EXPECT_EQ(a->coverage[2].area, "speed");
   EXPECT_FALSE(a->coverage[2].assessed);
-  EXPECT_TRUE(Has(a->headline, "; not assessed: numerics, speed, stability, data plan, canary"))
+  EXPECT_EQ(a->coverage[4].area, "cluster");
+  EXPECT_EQ(a->coverage[4].input, "not measured: no --cluster records");
+  EXPECT_TRUE(
+      Has(a->headline, "; not assessed: numerics, speed, stability, cluster, data plan, canary"))
       << a->headline;
   ExpectValid(*a);
   nlohmann::json doc = AssessmentToJson(*a);
