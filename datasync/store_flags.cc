@@ -8,6 +8,7 @@
 
 #include "core/units.h"
 #include "datasync/encrypted_store.h"
+#include "datasync/rate_limited_store.h"
 #include "datasync/store_config.h"
 
 namespace cutover {
@@ -30,7 +31,7 @@ void AddStoreFlags(CLI::App* app, StoreFlags* f) {
 void AddBwlimitFlag(CLI::App* app, StoreFlags* f) {
   app->add_option("--bwlimit", f->bwlimit,
                   "Cap the total store traffic of this command over all its transfers, e.g. 100M "
-                  "(bytes/s) or 1Gbit (bits/s); HTTP and S3 stores only");
+                  "(bytes/s) or 1Gbit (bits/s); every kind of store");
 }
 
 void AddEncryptFlag(CLI::App* app, StoreFlags* f) {
@@ -88,9 +89,6 @@ Result<std::unique_ptr<Store>> OpenStoreWith(const std::string& url, const Store
                                      " leaves under 1 KiB/s to each of " + std::to_string(jobs) +
                                      " transfers");
     }
-    if (url.starts_with("file://")) {
-      std::fprintf(stderr, "cutover: warning: --bwlimit does not limit a file:// store\n");
-    }
     o.http.rate_limit = std::make_shared<RateLimiter>(bw);
   }
   o.jobs = jobs;
@@ -100,6 +98,11 @@ Result<std::unique_ptr<Store>> OpenStoreWith(const std::string& url, const Store
     CUTOVER_ASSIGN_OR_RETURN(key, EncryptionKey::FromFile(f.encrypt));
   }
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store, OpenStore(url, o));
+  // HTTP and S3 stores pass their bytes through the limiter in libcurl; a file:// store is
+  // wrapped (under the encryption, so ciphertext is what is counted, as on the wire).
+  if (o.http.rate_limit && url.starts_with("file://")) {
+    store = RateLimitStore(std::move(store), o.http.rate_limit);
+  }
   if (!f.takes_encrypt) return store;
   if (key.has_value()) store = EncryptStore(std::move(store), *key);
   // The config says whether the store is encrypted, and with which key: a mismatch is refused

@@ -23,7 +23,9 @@ constexpr double kSlowerRatio = 0.9;
 // Pairwise matrices larger than this are not drawn (a cell would be under 6 px).
 constexpr size_t kMaxHeatMapRanks = 64;
 
-std::string Side(const json& record) { return std::to_string(record["world_size"].get<int64_t>()); }
+std::string Ranks(const json& record) {
+  return std::to_string(record["world_size"].get<int64_t>());
+}
 
 size_t NodeCount(const json& record) {
   const json* nodes = FindJson(record, "/nodes");
@@ -197,8 +199,8 @@ ClusterSection AssessCluster(json source, json target, const probe::FabricFloors
   }
   if (c.source["world_size"] != c.target["world_size"]) {
     Add(findings, "info", "cluster.world_size",
-        "the runs had different world sizes: source " + Side(c.source) + " ranks, target " +
-            Side(c.target) + " (bus bandwidth is normalised for it, not equal to it)",
+        "the runs had different world sizes: source " + Ranks(c.source) + " ranks, target " +
+            Ranks(c.target) + " (bus bandwidth is normalised for it, not equal to it)",
         "");
   }
   CheckFloors("source", c.source, floors, &c);
@@ -240,8 +242,8 @@ json ClusterJson(const ClusterSection& c) {
 }
 
 std::string ClusterMarkdown(const ClusterSection& c) {
-  std::string md = "## Cluster\n\nSource " + Side(c.source) + " ranks on " +
-                   std::to_string(NodeCount(c.source)) + " node(s), target " + Side(c.target) +
+  std::string md = "## Cluster\n\nSource " + Ranks(c.source) + " ranks on " +
+                   std::to_string(NodeCount(c.source)) + " node(s), target " + Ranks(c.target) +
                    " ranks on " + std::to_string(NodeCount(c.target)) +
                    " node(s). Bus bandwidth ratio target / source (above 1: target faster), "
                    "sizes under " +
