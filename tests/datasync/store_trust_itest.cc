@@ -8,6 +8,8 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -16,6 +18,7 @@
 #include "datasync/manifest.h"
 #include "datasync/pull.h"
 #include "datasync/push.h"
+#include "datasync/snapshots.h"
 #include "datasync/state.h"
 #include "datasync/verify.h"
 #include "tests/datasync/snapshot_keys.h"
@@ -173,6 +176,38 @@ TEST_P(StoreTrustTest, AVerifyOrPullThatFindsAJournaledObjectGoneDropsItFromTheJ
   ASSERT_TRUE(third.ok()) << third.status().ToString();
   EXPECT_EQ(third->uploaded_objects, 1u);
   ExpectRestorable("dest3");
+}
+
+// Pushes to one name at once all land, whatever the store: each publishes a snapshot of its own
+// (datasync/snapshots.h), and each pulls back as the tree it pushed.
+TEST_P(StoreTrustTest, PushesToOneNameAtOnceAllLandOnEveryStore) {
+  std::vector<std::string> srcs;
+  for (int i = 0; i < 3; ++i) {
+    srcs.push_back(dir_.Join("tree" + std::to_string(i)));
+    ASSERT_TRUE(MakeDirs(srcs.back()).ok());
+    std::mt19937_64 rng(100 + i);
+    ASSERT_TRUE(WriteFileAtomic(srcs.back() + "/data", testing::RandomBytes(rng, 200000 + i)).ok());
+  }
+  std::vector<Result<PushResult>> results(srcs.size(), Status::Internal("not run"));
+  std::vector<std::thread> threads;
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    threads.emplace_back([&, i] {
+      PushOptions opts{"same", kSmall};
+      opts.jobs = 2;
+      results[i] = Push(srcs[i], *store_, opts);
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (size_t i = 0; i < srcs.size(); ++i) {
+    ASSERT_TRUE(results[i].ok()) << i << ": " << results[i].status().ToString();
+    const std::string dest = dir_.Join("out" + std::to_string(i));
+    auto pulled = Pull(*store_, SnapshotSelector::Id(results[i]->snapshot_id), dest, {});
+    ASSERT_TRUE(pulled.ok()) << pulled.status().ToString();
+    EXPECT_EQ(Tree(dest), Tree(srcs[i])) << "push " << i << "'s snapshot was lost";
+  }
+  auto series = ListSnapshots(*store_, std::string("same"));
+  ASSERT_TRUE(series.ok()) << series.status().ToString();
+  EXPECT_EQ(series->size(), srcs.size());
 }
 
 INSTANTIATE_TEST_SUITE_P(Stores, StoreTrustTest, ::testing::Values("file", "webdav", "s3"),
