@@ -67,24 +67,165 @@ Result<Json> LoadClusterRecord(const std::string& path) {
   return CheckClusterRecord(Json::parse(text, nullptr, false), path);
 }
 
+namespace {
+
+// Type checks of what the readers of a cluster record touch (compare, assess, the fleet line),
+// so that a hand-edited or truncated record is refused with the field named, never thrown on.
+// Each returns "" when the value fits, else what is wrong with it.
+bool IsString(const Json& j, const char* key) { return j.contains(key) && j[key].is_string(); }
+bool IsUint(const Json& j, const char* key) {
+  return j.contains(key) && j[key].is_number_unsigned();
+}
+bool IsFiniteNonNegative(const Json& v) {
+  return v.is_number() && std::isfinite(v.get<double>()) && v.get<double>() >= 0;
+}
+
+std::string CheckRow(const Json& row) {
+  if (!row.is_object()) return "a collectives row is not an object";
+  if (!IsString(row, "op")) return "a row without a string op";
+  if (!IsUint(row, "bytes")) return "a row without an unsigned bytes";
+  for (const char* key : {"correct", "in_place"}) {
+    if (!row.contains(key) || !row[key].is_boolean()) return std::string("a row without ") + key;
+  }
+  if (!row.contains("busbw_gbps") || !IsFiniteNonNegative(row["busbw_gbps"])) {
+    return "a row without a finite busbw_gbps >= 0";
+  }
+  if (!row.contains("rep_us") || !row["rep_us"].is_array() || row["rep_us"].empty()) {
+    return "a row without rep_us";
+  }
+  for (const Json& t : row["rep_us"]) {
+    if (!IsFiniteNonNegative(t)) return "a rep_us that is not a finite number >= 0";
+  }
+  const Json* avg =
+      row.contains("time_us") && row["time_us"].is_object() && row["time_us"].contains("avg")
+          ? &row["time_us"]["avg"]
+          : nullptr;
+  if (avg == nullptr || !IsFiniteNonNegative(*avg)) return "a row without time_us.avg";
+  return "";
+}
+
+std::string CheckPairwise(const Json& p, int64_t n) {
+  if (!p.is_object()) return "pairwise is not an object";
+  for (const char* key : {"bw_gbps", "latency_us"}) {
+    if (!p.contains(key)) continue;
+    const Json& m = p[key];
+    if (!m.is_array() || static_cast<int64_t>(m.size()) != n) {
+      return std::string("pairwise ") + key + " is not world_size rows";
+    }
+    for (const Json& row : m) {
+      if (!row.is_array() || static_cast<int64_t>(row.size()) != n) {
+        return std::string("pairwise ") + key + " is not world_size x world_size";
+      }
+      for (const Json& v : row) {
+        if (!IsFiniteNonNegative(v)) return std::string("pairwise ") + key + " holds a bad value";
+      }
+    }
+  }
+  if (p.contains("rule_applied") && !p["rule_applied"].is_boolean()) return "bad rule_applied";
+  if (p.contains("rule_reason") && !p["rule_reason"].is_string()) return "bad rule_reason";
+  if (p.contains("slow_nodes")) {
+    if (!p["slow_nodes"].is_array()) return "slow_nodes is not an array";
+    for (const Json& v : p["slow_nodes"]) {
+      if (!v.is_string()) return "a slow node that is not a name";
+    }
+  }
+  if (p.contains("slow_links")) {
+    if (!p["slow_links"].is_array()) return "slow_links is not an array";
+    for (const Json& l : p["slow_links"]) {
+      if (!l.is_array() || l.size() != 2 || !l[0].is_string() || !l[1].is_string()) {
+        return "a slow link that is not two names";
+      }
+    }
+  }
+  return "";
+}
+
+std::string CheckFleet(const Json& f) {
+  if (!f.is_object()) return "fleet is not an object";
+  if (f.contains("consistent") && !f["consistent"].is_boolean()) return "bad fleet.consistent";
+  if (f.contains("hosts") && !f["hosts"].is_number_integer()) return "bad fleet.hosts";
+  auto strings_of = [](const Json& o, std::initializer_list<const char*> keys) {
+    if (!o.is_object()) return false;
+    for (const char* k : keys) {
+      if (o.contains(k) && !o[k].is_string()) return false;
+    }
+    return true;
+  };
+  if (f.contains("groups")) {
+    if (!f["groups"].is_array()) return "fleet.groups is not an array";
+    for (const Json& g : f["groups"]) {
+      if (!g.is_object()) return "a fleet group is not an object";
+      if (g.contains("majority") && !g["majority"].is_boolean()) return "bad fleet group majority";
+      if (g.contains("hosts")) {
+        if (!g["hosts"].is_array()) return "fleet group hosts is not an array";
+        for (const Json& h : g["hosts"]) {
+          if (!strings_of(h, {"file"})) return "a fleet group host is not an object";
+        }
+      }
+      if (g.contains("differs")) {
+        if (!g["differs"].is_object()) return "fleet group differs is not an object";
+        for (const auto& [field, d] : g["differs"].items()) {
+          if (!strings_of(d, {"value", "majority"})) return "a bad fleet difference";
+        }
+      }
+    }
+  }
+  if (f.contains("unreadable")) {
+    if (!f["unreadable"].is_array()) return "fleet.unreadable is not an array";
+    for (const Json& u : f["unreadable"]) {
+      if (!strings_of(u, {"file", "error"})) return "a bad fleet.unreadable entry";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
 Result<Json> CheckClusterRecord(Json doc, const std::string& path) {
   auto bad = [&path](const std::string& why) {
     return Status::InvalidArgument(path + ": not a valid cluster record: " + why);
   };
   if (doc.is_discarded() || !doc.is_object()) return bad("not a JSON object");
-  const std::string schema = doc.value("schema", std::string());
+  const std::string schema = IsString(doc, "schema") ? doc["schema"].get<std::string>() : "";
   if (schema != "cutover.compat-cluster/1") {
     return bad("schema '" + schema + "', this cutover reads cutover.compat-cluster/1");
   }
-  if (!doc.contains("world_size") || !doc["world_size"].is_number_integer()) {
-    return bad("no world_size");
+  if (!doc.contains("world_size") || !doc["world_size"].is_number_integer() ||
+      doc["world_size"].get<int64_t>() < 1 || doc["world_size"].get<int64_t>() > (1 << 20)) {
+    return bad("no world_size of 1 or more");
   }
+  const int64_t n = doc["world_size"].get<int64_t>();
   if (!doc.contains("collectives") || !doc["collectives"].is_array()) return bad("no collectives");
   for (const Json& row : doc["collectives"]) {
-    for (const char* key : {"op", "bytes", "busbw_gbps", "correct", "rep_us", "in_place"}) {
-      if (!row.is_object() || !row.contains(key)) return bad(std::string("a row without ") + key);
+    if (std::string why = CheckRow(row); !why.empty()) return bad(why);
+  }
+  if (doc.contains("fabric") && !doc["fabric"].is_string() && !doc["fabric"].is_null()) {
+    return bad("fabric is neither a name nor null");
+  }
+  if (doc.contains("options")) {
+    const Json& o = doc["options"];
+    if (!o.is_object()) return bad("options is not an object");
+    for (const char* key : {"min_bytes", "max_bytes", "step_factor"}) {
+      if (o.contains(key) && !o[key].is_number_unsigned()) {
+        return bad(std::string("options.") + key + " is not an unsigned integer");
+      }
     }
-    if (!row["rep_us"].is_array() || row["rep_us"].empty()) return bad("a row without rep_us");
+  }
+  if (doc.contains("rank_nodes")) {
+    const Json& r = doc["rank_nodes"];
+    if (!r.is_array() || static_cast<int64_t>(r.size()) != n) {
+      return bad("rank_nodes does not name world_size ranks");
+    }
+    for (const Json& v : r) {
+      if (!v.is_string()) return bad("a rank node that is not a name");
+    }
+  }
+  if (doc.contains("nodes") && !doc["nodes"].is_array()) return bad("nodes is not an array");
+  if (doc.contains("pairwise")) {
+    if (std::string why = CheckPairwise(doc["pairwise"], n); !why.empty()) return bad(why);
+  }
+  if (doc.contains("fleet") && !doc["fleet"].is_null()) {
+    if (std::string why = CheckFleet(doc["fleet"]); !why.empty()) return bad(why);
   }
   return doc;
 }

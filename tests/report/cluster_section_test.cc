@@ -4,6 +4,11 @@
 // verdict rules, the floors (probe/fabric_floors.h), the renderings and the report's schema.
 #include "report/cluster_section.h"
 
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -199,6 +204,31 @@ TEST(ClusterSection, OneRecordAloneOrASingleNodeRecordIsRefused) {
   Result<Assessment> a = Assess(std::move(in));
   ASSERT_FALSE(a.ok());
   EXPECT_THAT(a.status().message(), HasSubstr("--cluster needs two records"));
+  // A hand-edited record is refused naming what is wrong, never thrown on.
+  for (const auto& [edit, message] :
+       std::vector<std::pair<std::function<void(json&)>, std::string>>{
+           {[](json& r) { r["collectives"][0]["busbw_gbps"] = "x"; },
+            "a row without a finite busbw_gbps >= 0"},
+           {[](json& r) { r["collectives"][0]["rep_us"] = json::array({"1"}); },
+            "a rep_us that is not a finite number >= 0"},
+           {[](json& r) { r["pairwise"]["bw_gbps"][1] = json::array({1}); },
+            "pairwise bw_gbps is not world_size x world_size"},
+           {[](json& r) {
+              r["pairwise"]["slow_links"] = json::array({json::array({1, 2})});
+            },
+            "a slow link that is not two names"},
+           {[](json& r) { r["rank_nodes"] = json::array({"a"}); },
+            "rank_nodes does not name world_size ranks"},
+           {[](json& r) { r["fleet"]["groups"] = json::array({7}); },
+            "a fleet group is not an object"},
+           {[](json& r) { r["options"]["max_bytes"] = -1; },
+            "options.max_bytes is not an unsigned integer"}}) {
+    json bad = Record("unshaped");
+    edit(bad);
+    Result<json> r = CheckClusterRecord(bad, "bad.rec");
+    ASSERT_FALSE(r.ok()) << message;
+    EXPECT_EQ(r.status().message(), "bad.rec: not a valid cluster record: " + message);
+  }
   json single = {{"schema", "cutover.compat-record/3"}};
   Result<json> r = CheckClusterRecord(single, "one.rec");
   ASSERT_FALSE(r.ok());
