@@ -65,6 +65,10 @@ class StackSax : public nlohmann::json_sax<nlohmann::json> {
     path_.resize(frames_.back().base);
     path_ += '/';
     path_ += k;
+    // A repeated key replaces the value before it, as in the DOM: forget what the earlier one
+    // left (a "schema" string followed by a "schema" object is no schema at all).
+    scalars.erase(path_);
+    scalars.erase(scalars.lower_bound(path_ + "/"), scalars.lower_bound(path_ + "0"));
     return true;
   }
   bool end_object() override {
