@@ -34,18 +34,23 @@ Result<SnapshotRef> ReadLegacy(Store& store, std::string_view key) {
   return ref;
 }
 
-// The snapshots of `name` under snap/, oldest first.
+// Names in byte order, each name's snapshots oldest first (ties by id, so the order is total).
+bool OldestFirst(const SnapshotRef& a, const SnapshotRef& b) {
+  if (a.name != b.name) return a.name < b.name;
+  if (a.created_ns != b.created_ns) return a.created_ns < b.created_ns;
+  return a.id < b.id;
+}
+
+// The snapshots under `prefix` of snap/, oldest first.
 Result<std::vector<SnapshotRef>> ListSeries(Store& store, const std::string& prefix) {
   std::vector<SnapshotRef> out;
   CUTOVER_RETURN_IF_ERROR(store.List(prefix, [&out](std::string_view key, uint64_t) {
+    // A stray key under snap/ is not listed as a snapshot (gc, which must not lose what a
+    // snapshot names, refuses to run while an object there cannot be read as a manifest).
     if (std::optional<SnapshotRef> ref = ParseSeriesKey(key)) out.push_back(std::move(*ref));
-    return Status::Ok();  // a stray key under snap/ is not a snapshot (gc leaves it alone too)
+    return Status::Ok();
   }));
-  std::sort(out.begin(), out.end(), [](const SnapshotRef& a, const SnapshotRef& b) {
-    if (a.name != b.name) return a.name < b.name;
-    if (a.created_ns != b.created_ns) return a.created_ns < b.created_ns;
-    return a.id < b.id;
-  });
+  std::sort(out.begin(), out.end(), OldestFirst);
   return out;
 }
 
@@ -124,10 +129,7 @@ Result<std::vector<SnapshotRef>> ListSnapshots(Store& store,
     CUTOVER_RETURN_IF_ERROR(ref.status());
     out.push_back(std::move(ref).value());
   }
-  std::stable_sort(out.begin(), out.end(), [](const SnapshotRef& a, const SnapshotRef& b) {
-    if (a.name != b.name) return a.name < b.name;
-    return a.created_ns < b.created_ns;
-  });
+  std::sort(out.begin(), out.end(), OldestFirst);
   return out;
 }
 

@@ -32,8 +32,6 @@ size_t NodeCount(const json& record) {
   return nodes != nullptr && nodes->is_array() ? nodes->size() : 0;
 }
 
-std::string Bytes(uint64_t b) { return FormatBytes(b); }
-
 // The better bus bandwidth of `op` at `bytes` (in place or out of place), 0 when not measured.
 double BusbwAt(const json& record, const std::string& op, uint64_t bytes) {
   double best = 0;
@@ -82,8 +80,9 @@ void CheckFloors(const std::string& side, const json& record, const probe::Fabri
       if (measured <= 0) {
         const uint64_t top = LargestBytes(record, f.collective);
         out->notes.push_back(what + ": not compared, the run " +
-                             (top == 0 ? std::string("did not measure ") + f.collective
-                                       : "never reached that size (largest " + Bytes(top) + ")"));
+                             (top == 0
+                                  ? std::string("did not measure ") + f.collective
+                                  : "never reached that size (largest " + FormatBytes(top) + ")"));
         continue;
       }
     } else {
@@ -98,8 +97,9 @@ void CheckFloors(const std::string& side, const json& record, const probe::Fabri
         ++n;
       }
       if (!(ran == *f.average_over) || n == 0) {
-        out->notes.push_back(what + ": not compared, the run swept " + Bytes(ran.min_bytes) + ".." +
-                             Bytes(ran.max_bytes) + " by " + std::to_string(ran.factor));
+        out->notes.push_back(what + ": not compared, the run swept " + FormatBytes(ran.min_bytes) +
+                             ".." + FormatBytes(ran.max_bytes) + " by " +
+                             std::to_string(ran.factor));
         continue;
       }
       measured = sum / n;  // as nccl-tests averages: every size, in place and out of place
@@ -152,9 +152,9 @@ void SlowFindings(const json& slow, bool target, std::vector<ReportFinding>* fin
 }  // namespace
 
 std::string FloorSize(const probe::FabricFloor& f) {
-  if (f.bytes) return f.collective + " at " + Bytes(*f.bytes);
-  return f.collective + " averaged over " + Bytes(f.average_over->min_bytes) + ".." +
-         Bytes(f.average_over->max_bytes) + " by " + std::to_string(f.average_over->factor);
+  if (f.bytes) return f.collective + " at " + FormatBytes(*f.bytes);
+  return f.collective + " averaged over " + FormatBytes(f.average_over->min_bytes) + ".." +
+         FormatBytes(f.average_over->max_bytes) + " by " + std::to_string(f.average_over->factor);
 }
 
 ClusterSection AssessCluster(json source, json target, const probe::FabricFloors& floors,
@@ -165,7 +165,7 @@ ClusterSection AssessCluster(json source, json target, const probe::FabricFloors
   c.compare = CompareClusterRecords(c.source, c.target).doc;
   for (const json& w : c.compare["wrong_results"]) {
     Add(findings, "blocker", "cluster.wrong_result",
-        StrAt(w, "op") + " of " + Bytes(w.value("bytes", uint64_t{0})) +
+        StrAt(w, "op") + " of " + FormatBytes(w.value("bytes", uint64_t{0})) +
             (w.value("in_place", false) ? " in place" : "") + " gave a wrong result on the " +
             StrAt(w, "side"),
         "a collective that computes a wrong sum corrupts training: check the GPUs, driver and "
@@ -247,13 +247,13 @@ std::string ClusterMarkdown(const ClusterSection& c) {
                    " ranks on " + std::to_string(NodeCount(c.target)) +
                    " node(s). Bus bandwidth ratio target / source (above 1: target faster), "
                    "sizes under " +
-                   Bytes(kLatencyBoundBelow) + " latency-bound:\n\n";
+                   FormatBytes(kLatencyBoundBelow) + " latency-bound:\n\n";
   md += "| collective | regime | sizes | ratio | interval |\n|---|---|---|---|---|\n";
   for (const json& row : c.compare["collectives"]) {
     md += "| " + StrAt(row, "op") + " | " + StrAt(row, "regime") + " | " +
-          Bytes(row.value("min_bytes", uint64_t{0})) + ".." +
-          Bytes(row.value("max_bytes", uint64_t{0})) + " | x" + Num(NumAt(row, "busbw_ratio")) +
-          " | " + Num(row["interval"][0].get<double>()) + ".." +
+          FormatBytes(row.value("min_bytes", uint64_t{0})) + ".." +
+          FormatBytes(row.value("max_bytes", uint64_t{0})) + " | x" +
+          Num(NumAt(row, "busbw_ratio")) + " | " + Num(row["interval"][0].get<double>()) + ".." +
           Num(row["interval"][1].get<double>()) + " |\n";
   }
   md += "\n";
@@ -338,9 +338,9 @@ std::string BusbwChart(const ClusterSection& c) {
              "\" text-anchor=\"end\" font-size=\"10\">" + Num(std::pow(10, e)) + "</text>";
     }
     svg += "<text x=\"" + Px(x0) + "\" y=\"" + Px(y0 + ph + 14) + "\" font-size=\"10\">" +
-           XmlEscape(Bytes(static_cast<uint64_t>(lo_b))) + "</text><text x=\"" + Px(x0 + pw) +
+           XmlEscape(FormatBytes(static_cast<uint64_t>(lo_b))) + "</text><text x=\"" + Px(x0 + pw) +
            "\" y=\"" + Px(y0 + ph + 14) + "\" font-size=\"10\" text-anchor=\"end\">" +
-           XmlEscape(Bytes(static_cast<uint64_t>(hi_b))) + "</text>";
+           XmlEscape(FormatBytes(static_cast<uint64_t>(hi_b))) + "</text>";
     for (int s = 0; s < 2; ++s) {
       auto it = series[s].find(ops[i]);
       if (it == series[s].end()) continue;
@@ -429,8 +429,8 @@ std::string ClusterHtml(const ClusterSection& c) {
   for (const json& row : c.compare["collectives"]) {
     const double r = NumAt(row, "busbw_ratio");
     h += "<tr><td>" + XmlEscape(StrAt(row, "op")) + "</td><td>" + StrAt(row, "regime") +
-         "</td><td>" + Bytes(row.value("min_bytes", uint64_t{0})) + ".." +
-         Bytes(row.value("max_bytes", uint64_t{0})) + "</td><td class=\"" +
+         "</td><td>" + FormatBytes(row.value("min_bytes", uint64_t{0})) + ".." +
+         FormatBytes(row.value("max_bytes", uint64_t{0})) + "</td><td class=\"" +
          (r < kSlowerRatio ? "warn" : "ok") + "\">x" + Num(r) + "</td><td>" +
          Num(row["interval"][0].get<double>()) + ".." + Num(row["interval"][1].get<double>()) +
          "</td></tr>\n";

@@ -27,6 +27,7 @@
 #include "core/file_util.h"
 #include "core/http_client.h"
 #include "core/json.h"
+#include "tests/canary/test_backend.h"
 #include "tests/harness/schema_check.h"
 #include "tests/harness/scripted_http_server.h"
 #include "tests/harness/servers.h"
@@ -349,13 +350,7 @@ class MirrorBinaryItest : public MirrorItest {
     std::string log_path = dir_.Join("mirror.log");
     cutover::testing::ChildProcess child;
     EXPECT_TRUE(child.Spawn(argv, log_path).ok());
-    int port = 0;
-    for (int i = 0; i < 200 && port == 0 && child.Running(); ++i) {
-      std::string text = ReadFile(log_path).value_or("");
-      size_t at = text.find("listening on http://127.0.0.1:");
-      if (at != std::string::npos) port = std::atoi(text.c_str() + at + 30);
-      if (port == 0) std::this_thread::sleep_for(50ms);
-    }
+    const int port = testing::WaitForMirrorPort(log_path, child);
     if (port != 0) SendThrough(port, n);
     if (terminate && child.Running()) child.Signal(SIGTERM);
     for (int i = 0; i < 400 && child.Running(); ++i) std::this_thread::sleep_for(50ms);

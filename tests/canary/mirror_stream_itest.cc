@@ -24,6 +24,7 @@
 #include "core/file_util.h"
 #include "core/http_client.h"
 #include "core/json.h"
+#include "tests/canary/test_backend.h"
 #include "tests/harness/schema_check.h"
 #include "tests/harness/servers.h"
 #include "tests/harness/test_env.h"
@@ -260,13 +261,7 @@ TEST(MirrorStreamItest, HugeAndEndlessBodiesStreamToTheClientInBoundedMemory) {
                           candidate.Url(), "--requests", "3", "--out", out},
                          log_path)
                   .ok());
-  int port = 0;
-  for (int i = 0; i < 200 && port == 0 && child.Running(); ++i) {
-    std::string text = ReadFile(log_path).value_or("");
-    size_t at = text.find("listening on http://127.0.0.1:");
-    if (at != std::string::npos) port = std::atoi(text.c_str() + at + 30);
-    if (port == 0) std::this_thread::sleep_for(50ms);
-  }
+  const int port = testing::WaitForMirrorPort(log_path, child);
   ASSERT_NE(port, 0) << ReadFile(log_path).value_or("");
   std::atomic<long> peak_kib{0};
   std::atomic<bool> sampling{true};

@@ -1,9 +1,12 @@
 #include "tests/canary/test_backend.h"
 
 #include <cstdio>
+#include <cstdlib>
+#include <string_view>
 
 #include "canary/controller.h"
 #include "canary/prometheus_client.h"
+#include "core/file_util.h"
 #include "core/http_client.h"
 #include "tests/harness/servers.h"
 
@@ -135,6 +138,18 @@ Status WaitForTargetsUp(const std::string& prometheus_url, int targets) {
   auto r = cutover::testing::HttpFetch({.url = prometheus_url + "/api/v1/targets?state=active"});
   return Status::Unavailable("prometheus did not scrape all " + std::to_string(targets) +
                              " targets: " + r.body);
+}
+
+int WaitForMirrorPort(const std::string& log_path, cutover::testing::ChildProcess& child) {
+  constexpr std::string_view kLine = "listening on http://127.0.0.1:";
+  for (int i = 0; i < 200 && child.Running(); ++i) {
+    std::string text = ReadFile(log_path).value_or("");
+    if (size_t at = text.find(kLine); at != std::string::npos) {
+      if (int port = std::atoi(text.c_str() + at + kLine.size()); port != 0) return port;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return 0;
 }
 
 }  // namespace cutover::canary::testing

@@ -11,6 +11,9 @@
 //
 // WaitForTargetsUp: for a fixture's SetUp, until Prometheus has scraped every target once.
 //
+// WaitForMirrorPort: the port a `cutover canary mirror --listen 127.0.0.1:0` child says it listens
+// on.
+//
 // Thread-safety: setters and counters may be used from any thread.
 #ifndef CUTOVER_TESTS_CANARY_TEST_BACKEND_H_
 #define CUTOVER_TESTS_CANARY_TEST_BACKEND_H_
@@ -24,6 +27,7 @@
 
 #include "core/status.h"
 #include "tests/harness/scripted_http_server.h"
+#include "tests/harness/servers.h"
 
 namespace cutover::canary::testing {
 
@@ -77,6 +81,10 @@ class LoadGenerator {
 // Waits (up to 20 s) until Prometheus at `prometheus_url` reports `targets` scrape targets up.
 // Unavailable with Prometheus's view of its targets when it does not.
 Status WaitForTargetsUp(const std::string& prometheus_url, int targets);
+
+// Reads the child's log at `log_path` until its "listening on http://127.0.0.1:PORT" line is
+// there (up to 10 s, while it runs); PORT, or 0.
+int WaitForMirrorPort(const std::string& log_path, cutover::testing::ChildProcess& child);
 
 }  // namespace cutover::canary::testing
 

@@ -48,6 +48,22 @@ class StoreFlagsItest : public ::testing::Test {
     return rc;
   }
 
+  // Run(args) that must succeed; the seconds it took.
+  double RunTimed(const std::string& args, std::string* out) {
+    auto t0 = std::chrono::steady_clock::now();
+    int rc = Run(args, out);
+    EXPECT_EQ(rc, 0) << args << ":\n" << *out;
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  // SRC's d/big: 1.5 MB of random bytes, the payload of the --bwlimit tests.
+  void WriteBig(uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::string big(1500000, '\0');
+    for (auto& c : big) c = static_cast<char>(rng());
+    ASSERT_TRUE(WriteFileAtomic(src_ + "/d/big", big).ok());
+  }
+
   void ExpectNoCredentialAnywhere() {
     EXPECT_EQ(outputs_.find(kSecret), std::string::npos) << outputs_;
     std::ifstream db(dir_.Join("state.db"), std::ios::binary);
@@ -148,19 +164,11 @@ TEST_F(StoreFlagsItest, BwlimitCapsPushPullAndVerify) {
   Status s = dav.Start();
   if (s.code() == Code::kEnvironment) CUTOVER_SKIP_OR_FAIL(s.message());
   ASSERT_TRUE(s.ok()) << s.ToString();
-  std::mt19937_64 rng(9);
-  std::string big(1500000, '\0');
-  for (auto& c : big) c = static_cast<char>(rng());
-  ASSERT_TRUE(WriteFileAtomic(src_ + "/d/big", big).ok());
+  WriteBig(9);
   const std::string store = dav.url() + "/bw";
   const std::string limit = " --jobs 2 --bwlimit 512KiB";
   std::string out;
-  auto timed = [&](const std::string& args) {
-    auto t0 = std::chrono::steady_clock::now();
-    int rc = Run(args, &out);
-    EXPECT_EQ(rc, 0) << args << ":\n" << out;
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  };
+  auto timed = [&](const std::string& args) { return RunTimed(args, &out); };
   double push = timed("datasync push " + src_ + " " + store + " --name snap" + limit);
   const std::string dest = dir_.Join("dest");
   double pull = timed("datasync pull " + store + " --name snap " + dest + limit);
@@ -192,18 +200,13 @@ TEST_F(StoreFlagsItest, BwlimitCapsPushPullAndVerify) {
 // A file:// store is capped too (it has no HTTP client to do it: the store is wrapped), also
 // under --encrypt, and says nothing about it; without the cap the same push is much faster.
 TEST_F(StoreFlagsItest, BwlimitCapsAFileStoreToo) {
-  std::mt19937_64 rng(10);
-  std::string big(1500000, '\0');
-  for (auto& c : big) c = static_cast<char>(rng());
-  ASSERT_TRUE(WriteFileAtomic(src_ + "/d/big", big).ok());
+  WriteBig(10);
   const std::string limit = " --jobs 2 --bwlimit 512KiB";
   std::string out;
   auto timed = [&](const std::string& args) {
-    auto t0 = std::chrono::steady_clock::now();
-    int rc = Run(args, &out);
-    EXPECT_EQ(rc, 0) << args << ":\n" << out;
+    const double seconds = RunTimed(args, &out);
     EXPECT_EQ(out.find("warning"), std::string::npos) << out;
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return seconds;
   };
   const std::string store = "file://" + dir_.Join("fstore");
   double push = timed("datasync push " + src_ + " " + store + " --name snap" + limit);
