@@ -46,6 +46,10 @@ extern "C" {
 #define CUTOVER_CLUSTER_REDUCE_SCATTER 2
 #define CUTOVER_CLUSTER_ALLTOALL 3
 #define CUTOVER_CLUSTER_BROADCAST 4
+/* The ring of sendrecv: `count` to rank + 1 while `count` come from rank - 1. Not a code of
+ * `collective` below (the MPI side has sendrecv); the device side takes it
+ * (compat/cluster_device_api.h). */
+#define CUTOVER_CLUSTER_SENDRECV 5
 
 /* Reductions of allreduce_f64 (timings and agreement checks). */
 #define CUTOVER_CLUSTER_SUM 0

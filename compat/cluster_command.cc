@@ -16,10 +16,9 @@ Result<int> RunClusterCommand(const ClusterOptions& o, const GlobalOptions& g,
   if (o.record_path.empty()) {
     return Status::InvalidArgument("compat run: --record OUT is required");
   }
-  if (o.backend != "cpu") {
-    return Status::InvalidArgument(
-        "compat run --suite cluster: --backend cuda is not available in this build yet; use "
-        "--backend cpu (MPI's own collectives)");
+  if (o.backend != "cpu" && o.backend != "cuda") {
+    return Status::InvalidArgument("compat run --suite cluster: --backend " + o.backend +
+                                   ": cpu (MPI's own collectives) or cuda (NCCL)");
   }
   CUTOVER_RETURN_IF_ERROR(CheckClusterOptions(o));
   const Launcher launcher = DetectLauncher([](const char* name) { return std::getenv(name); });
@@ -27,6 +26,14 @@ Result<int> RunClusterCommand(const ClusterOptions& o, const GlobalOptions& g,
   CUTOVER_ASSIGN_OR_RETURN(ClusterComm comm, LoadMpiPlugin(MpiLoaderOptions()));
   CUTOVER_RETURN_IF_ERROR(comm.Init());
   if (comm.size() < 2) return Status::InvalidArgument(kWorldOfOneMessage);
+  std::unique_ptr<ClusterTransport> transport;
+  if (o.backend == "cuda") {
+    // Fails on every rank alike (a rank without its GPU or plugin stops them all).
+    CUTOVER_ASSIGN_OR_RETURN(transport,
+                             OpenDeviceTransport(comm, launcher, o.timeout_s, LoaderOptions{}));
+  } else {
+    transport = MakeMpiTransport(comm);
+  }
   // Rank 0's rows as they are measured: on stderr as table lines, or with --progress json as
   // events (one "progress" per interval, the last row as its note; "start" and "end").
   CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
@@ -43,24 +50,25 @@ Result<int> RunClusterCommand(const ClusterOptions& o, const GlobalOptions& g,
       std::fputs(line.c_str(), stderr);
     }
   };
-  Result<ClusterRunResult> ran = RunClusterSuite(comm, o, launcher, hooks, progress);
+  Result<ClusterRunResult> ran = RunClusterSuite(comm, *transport, o, launcher, hooks, progress);
   if (events) events->Finish(ran.ok() ? Status::Ok() : ran.status());
   if (!ran.ok()) {
     // The same on every rank (options that disagree): every rank returns it.
     if (ran.status().code() == Code::kInvalidArgument) return ran.status();
-    // Seen by this rank alone: end the job rather than leave the others in a collective.
+    // Seen by this rank alone (a collective the watchdog aborted, a device error): end the job
+    // rather than leave the others in a collective. Rank 0 rewrote the record after each size.
     std::fprintf(stderr, "cutover: rank %d: %s\n", comm.rank(), ran.status().message().c_str());
     std::fflush(stderr);
     comm.AbortJob(3);
   }
   const bool wrong = !ran->all_correct;
   if (comm.rank() != 0) return wrong ? 1 : 0;
-  nlohmann::json summary = {{"record", o.record_path},
-                            {"world_size", comm.size()},
-                            {"all_correct", !wrong},
-                            {"slow_nodes", ran->record.contains("pairwise")
-                                               ? ran->record["pairwise"]["slow_nodes"]
-                                               : nlohmann::json::array()}};
+  nlohmann::json summary = {
+      {"record", o.record_path},
+      {"world_size", comm.size()},
+      {"all_correct", !wrong},
+      {"slow_nodes", ran->record.contains("pairwise") ? ran->record["pairwise"]["slow_nodes"]
+                                                      : nlohmann::json::array()}};
   CUTOVER_RETURN_IF_ERROR(
       EmitResult(g, summary, ran->table + "record written to " + o.record_path + "\n"));
   return wrong ? 1 : 0;
@@ -76,10 +84,10 @@ Result<std::optional<int>> MaybeCompareCluster(const std::string& source, const 
   if (src_cluster != tgt_cluster) {
     const std::string& c = src_cluster ? source : target;
     const std::string& s = src_cluster ? target : source;
-    return Status::InvalidArgument(
-        "compat compare: " + c + " is a cluster record (" + (src_cluster ? src_schema : tgt_schema) +
-        ") and " + s + " is not (" + (src_cluster ? tgt_schema : src_schema) +
-        "): a cluster run compares only with another cluster run");
+    return Status::InvalidArgument("compat compare: " + c + " is a cluster record (" +
+                                   (src_cluster ? src_schema : tgt_schema) + ") and " + s +
+                                   " is not (" + (src_cluster ? tgt_schema : src_schema) +
+                                   "): a cluster run compares only with another cluster run");
   }
   CUTOVER_ASSIGN_OR_RETURN(nlohmann::json src, LoadClusterRecord(source));
   CUTOVER_ASSIGN_OR_RETURN(nlohmann::json tgt, LoadClusterRecord(target));

@@ -13,8 +13,11 @@ namespace cutover {
 
 // Runs the cluster suite on this rank. Before MPI is loaded: InvalidArgument (exit 2) for bad
 // options, no launcher, srun without PMIx or a world of one; Environment (exit 3) without the
-// MPI plugin. After MPI_Init, an error that only this rank sees ends the whole job (MPI_Abort,
-// exit 3) so that no rank waits forever in a collective. Rank 0 prints the table (or --json) and
+// MPI plugin. With --backend cuda, the CUDA plugin's device side is opened on every rank after
+// MPI_Init (compat/cluster_transport.h): a missing plugin or device fails every rank alike (exit
+// 3), more ranks on a node than it has GPUs too (exit 2). After that, an error that only this
+// rank sees (a wait the watchdog aborted) ends the whole job (MPI_Abort, exit 3) so that no rank
+// waits forever in a collective. Rank 0 prints the table (or --json) and
 // returns 1 when a collective gave a wrong result; the other ranks print nothing.
 Result<int> RunClusterCommand(const ClusterOptions& o, const GlobalOptions& g,
                               const ClusterNodeHooks& hooks);

@@ -1,5 +1,7 @@
 #include "compat/cluster_launcher.h"
 
+#include <unistd.h>
+
 #include <cstdlib>
 
 namespace cutover {
@@ -21,6 +23,13 @@ bool Set(const std::function<const char*(const char*)>& getenv, const char* name
 }
 
 }  // namespace
+
+std::string NodeName(const Launcher& launcher) {
+  if (!launcher.node_name.empty()) return launcher.node_name;
+  char host[256] = {0};
+  if (gethostname(host, sizeof(host) - 1) != 0) return "unknown";
+  return host;
+}
 
 Launcher DetectLauncher(const std::function<const char*(const char*)>& getenv) {
   Launcher l;

@@ -26,9 +26,13 @@ struct Launcher {
   std::string name;     // "mpirun", "srun (PMIx)", "PMIx", "srun without PMIx", "none"
   int world_size = -1;  // from the launcher's variables; -1 unknown until MPI_Init
   int rank = -1;
-  int local_rank = -1;     // rank among the ranks of this node; -1 unknown
-  std::string node_name;   // SLURMD_NODENAME under Slurm, else "" (the host name is used)
+  int local_rank = -1;    // rank among the ranks of this node; -1 unknown
+  std::string node_name;  // SLURMD_NODENAME under Slurm, else "" (the host name is used)
 };
+
+// The node a rank runs on: the launcher's node name, else this host's name ("unknown" when
+// gethostname fails).
+std::string NodeName(const Launcher& launcher);
 
 // Reads the launcher from `getenv` (std::getenv in production; a map in tests).
 Launcher DetectLauncher(const std::function<const char*(const char*)>& getenv);

@@ -22,13 +22,8 @@ int OpCode(const std::string& op) {
   if (op == "reduce_scatter") return CUTOVER_CLUSTER_REDUCE_SCATTER;
   if (op == "alltoall") return CUTOVER_CLUSTER_ALLTOALL;
   if (op == "broadcast") return CUTOVER_CLUSTER_BROADCAST;
+  if (op == "sendrecv") return CUTOVER_CLUSTER_SENDRECV;
   return -1;
-}
-
-std::string HostName() {
-  char host[256] = {0};
-  if (gethostname(host, sizeof(host) - 1) != 0) return "unknown";
-  return host;
 }
 
 // Buffers of one collective call: input filled per the op, output zeroed to a poison value.
@@ -65,16 +60,6 @@ Buffers MakeBuffers(const std::string& op, int rank, int n, uint64_t count, bool
   return b;
 }
 
-// One call of `op` (sendrecv: the ring, to rank + 1 from rank - 1).
-Status CallOnce(const ClusterComm& comm, const std::string& op, Buffers& b, uint64_t count) {
-  if (op == "sendrecv") {
-    const int n = comm.size(), r = comm.rank();
-    return comm.SendRecv(b.send_ptr, count * sizeof(float), (r + 1) % n, b.recv.data(),
-                         count * sizeof(float), (r + n - 1) % n);
-  }
-  return comm.Collective(OpCode(op), b.send_ptr, b.recv.data(), count, 0);
-}
-
 // The result's elements that differ from the exact answer on this rank.
 uint64_t WrongValues(const std::string& op, const Buffers& b, int rank, int n, uint64_t count) {
   uint64_t wrong = 0;
@@ -84,29 +69,21 @@ uint64_t WrongValues(const std::string& op, const Buffers& b, int rank, int n, u
   return wrong;
 }
 
-// One row: a correctness call, `warmup` untimed calls, `reps` timed calls after one barrier.
-Result<nlohmann::json> RunRow(const ClusterComm& comm, const ClusterOptions& o,
-                              const std::string& op, uint64_t bytes, bool in_place) {
+// One row: a correctness call (sendrecv: the ring, to rank + 1 from rank - 1), then the
+// transport's `warmup` untimed and `reps` timed calls.
+Result<nlohmann::json> RunRow(const ClusterComm& comm, ClusterTransport& transport,
+                              const ClusterOptions& o, const std::string& op, uint64_t bytes,
+                              bool in_place) {
   const int n = comm.size(), r = comm.rank();
   const uint64_t count = ElementCount(op, bytes, n);
   Buffers b = MakeBuffers(op, r, n, count, in_place);
-  CUTOVER_RETURN_IF_ERROR(CallOnce(comm, op, b, count));
+  CUTOVER_RETURN_IF_ERROR(transport.Call(OpCode(op), b.send_ptr, b.recv.data(), count, 0));
   const uint64_t mine_wrong = WrongValues(op, b, r, n, count);
   std::vector<double> wrong = {static_cast<double>(mine_wrong), mine_wrong > 0 ? 1.0 : 0.0};
   CUTOVER_RETURN_IF_ERROR(comm.AllreduceF64(wrong, CUTOVER_CLUSTER_SUM));
-  for (int i = 0; i < o.warmup; ++i) CUTOVER_RETURN_IF_ERROR(CallOnce(comm, op, b, count));
-  // One barrier, then the timed calls back to back as nccl-tests and a plain MPI loop time them
-  // (a barrier per call would add every rank's skew to every call); each call's time is the
-  // difference of consecutive clock reads, so the repetitions still give an interval.
-  std::vector<double> reps(o.reps);
-  CUTOVER_RETURN_IF_ERROR(comm.Barrier());
-  double last = comm.Wtime();
-  for (int i = 0; i < o.reps; ++i) {
-    CUTOVER_RETURN_IF_ERROR(CallOnce(comm, op, b, count));
-    const double now = comm.Wtime();
-    reps[i] = now - last;
-    last = now;
-  }
+  CUTOVER_ASSIGN_OR_RETURN(
+      std::vector<double> reps,
+      transport.Time(OpCode(op), b.send_ptr, b.recv.data(), count, 0, o.warmup, o.reps));
   double mean = 0;
   for (double t : reps) mean += t;
   mean /= o.reps;
@@ -139,18 +116,18 @@ Result<nlohmann::json> RunRow(const ClusterComm& comm, const ClusterOptions& o,
 
 // Times `bytes` from `from` to `to` (`to` answers with an empty message; latency mode: the
 // same message back, half the round trip). Returns seconds on `from`, 0 elsewhere.
-Result<double> TimeDirected(const ClusterComm& comm, int from, int to, std::vector<char>& buf,
-                            uint64_t bytes, bool latency) {
+Result<double> TimeDirected(const ClusterComm& comm, ClusterTransport& transport, int from, int to,
+                            std::vector<char>& buf, uint64_t bytes, bool latency) {
   const uint64_t back = latency ? bytes : 0;
   if (comm.rank() == from) {
     const double t0 = comm.Wtime();
-    CUTOVER_RETURN_IF_ERROR(comm.Send(buf.data(), bytes, to));
-    CUTOVER_RETURN_IF_ERROR(comm.Recv(buf.data(), back, to));
+    CUTOVER_RETURN_IF_ERROR(transport.Send(buf.data(), bytes, to));
+    CUTOVER_RETURN_IF_ERROR(transport.Recv(buf.data(), back, to));
     const double dt = comm.Wtime() - t0;
     return latency ? dt / 2 : dt;
   }
-  CUTOVER_RETURN_IF_ERROR(comm.Recv(buf.data(), bytes, from));
-  CUTOVER_RETURN_IF_ERROR(comm.Send(buf.data(), back, from));
+  CUTOVER_RETURN_IF_ERROR(transport.Recv(buf.data(), bytes, from));
+  CUTOVER_RETURN_IF_ERROR(transport.Send(buf.data(), back, from));
   return 0.0;
 }
 
@@ -160,7 +137,8 @@ struct PassMatrices {
 };
 
 // One pass over the round-robin schedule; every rank ends with the whole matrices.
-Result<PassMatrices> RunPass(const ClusterComm& comm, const ClusterOptions& o) {
+Result<PassMatrices> RunPass(const ClusterComm& comm, ClusterTransport& transport,
+                             const ClusterOptions& o) {
   const int n = comm.size(), me = comm.rank();
   PassMatrices m{std::vector<double>(n * n, 0.0), std::vector<double>(n * n, 0.0)};
   std::vector<char> buf(std::max(o.pair_bytes, o.pair_small_bytes), 1);
@@ -171,10 +149,10 @@ Result<PassMatrices> RunPass(const ClusterComm& comm, const ClusterOptions& o) {
         const int from = dir == 0 ? a : b, to = dir == 0 ? b : a;
         std::vector<double> t_bw, t_lat;
         for (int k = 0; k < o.pair_reps; ++k) {
-          CUTOVER_ASSIGN_OR_RETURN(double t,
-                                   TimeDirected(comm, from, to, buf, o.pair_bytes, false));
-          CUTOVER_ASSIGN_OR_RETURN(double l,
-                                   TimeDirected(comm, from, to, buf, o.pair_small_bytes, true));
+          CUTOVER_ASSIGN_OR_RETURN(
+              double t, TimeDirected(comm, transport, from, to, buf, o.pair_bytes, false));
+          CUTOVER_ASSIGN_OR_RETURN(
+              double l, TimeDirected(comm, transport, from, to, buf, o.pair_small_bytes, true));
           t_bw.push_back(t);
           t_lat.push_back(l);
         }
@@ -208,14 +186,15 @@ std::vector<std::vector<double>> Square(const std::vector<double>& flat, int n) 
 
 // The matrix section: per-link medians over passes, each pass's verdict, and the verdict of the
 // majority of passes (a node or link is named only when more than half the passes name it).
-Result<nlohmann::json> RunPairwise(const ClusterComm& comm, const ClusterOptions& o,
+Result<nlohmann::json> RunPairwise(const ClusterComm& comm, ClusterTransport& transport,
+                                   const ClusterOptions& o,
                                    const std::vector<std::string>& node_of) {
   const int n = comm.size();
   const double t0 = comm.Wtime();
   std::vector<std::vector<double>> lat_samples(n * n);
   std::vector<std::vector<std::vector<double>>> bw_passes;
   for (int p = 0; p < o.passes; ++p) {
-    CUTOVER_ASSIGN_OR_RETURN(PassMatrices m, RunPass(comm, o));
+    CUTOVER_ASSIGN_OR_RETURN(PassMatrices m, RunPass(comm, transport, o));
     for (int i = 0; i < n * n; ++i) lat_samples[i].push_back(m.lat[i]);
     bw_passes.push_back(Square(m.bw, n));
   }
@@ -281,7 +260,8 @@ std::string ClusterOptionsLine(const ClusterOptions& o) {
          " e=" + std::to_string(o.max_bytes) + " f=" + std::to_string(o.step_factor) +
          " warmup=" + std::to_string(o.warmup) + " reps=" + std::to_string(o.reps) +
          " pair_bytes=" + std::to_string(o.pair_bytes) +
-         " pair_reps=" + std::to_string(o.pair_reps) + " passes=" + std::to_string(o.passes);
+         " pair_reps=" + std::to_string(o.pair_reps) + " passes=" + std::to_string(o.passes) +
+         " timeout=" + std::to_string(o.timeout_s);
 }
 
 Status CheckClusterOptions(const ClusterOptions& o) {
@@ -292,6 +272,9 @@ Status CheckClusterOptions(const ClusterOptions& o) {
                                      "' (all_reduce, all_gather, reduce_scatter, alltoall, "
                                      "broadcast, sendrecv)");
     }
+  }
+  if (!(o.timeout_s > 0)) {
+    return Status::InvalidArgument("compat run --suite cluster: --timeout must be above 0 s");
   }
   if (o.max_bytes > (1ull << 31) - 1) {
     return Status::InvalidArgument("compat run --suite cluster: --max-bytes above 2 GiB - 1");
@@ -333,8 +316,9 @@ std::string ClusterFleetLine(const nlohmann::json& record) {
   return out;
 }
 
-Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterOptions& o,
-                                         const Launcher& launcher, const ClusterNodeHooks& hooks,
+Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, ClusterTransport& transport,
+                                         const ClusterOptions& o, const Launcher& launcher,
+                                         const ClusterNodeHooks& hooks,
                                          const std::function<void(const std::string&)>& progress) {
   const int n = comm.size(), me = comm.rank();
   // Every rank must run the same suite: compare each rank's options with rank 0's.
@@ -347,7 +331,7 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterO
                                      lines[0] + ")");
     }
   }
-  const std::string my_node = launcher.node_name.empty() ? HostName() : launcher.node_name;
+  const std::string my_node = NodeName(launcher);
   CUTOVER_ASSIGN_OR_RETURN(std::vector<std::string> node_of, comm.AllgatherStrings(my_node));
   // One fingerprint per node, from its lowest rank.
   std::string my_fp;
@@ -382,6 +366,7 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterO
   rec["backend"] = o.backend;
   rec["launcher"] = launcher.name;
   rec["mpi"] = {{"library", comm.LibraryVersion()}, {"plugin", comm.build_info()}};
+  rec["transport"] = transport.Describe();
   rec["world_size"] = n;
   rec["fabric"] = o.fabric.empty() ? nlohmann::json(nullptr) : nlohmann::json(o.fabric);
   rec["options"] = {
@@ -409,7 +394,9 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterO
       if (ElementCount(op, bytes, n) == 0) continue;
       for (bool in_place : {false, true}) {
         if ((op == "broadcast" && !in_place) || (op == "sendrecv" && in_place)) continue;
-        CUTOVER_ASSIGN_OR_RETURN(nlohmann::json row, RunRow(comm, o, op, bytes, in_place));
+        if (!transport.Offers(OpCode(op), in_place)) continue;
+        CUTOVER_ASSIGN_OR_RETURN(nlohmann::json row,
+                                 RunRow(comm, transport, o, op, bytes, in_place));
         std::snprintf(line, sizeof(line),
                       "%-15s %12llu %8s %12.2f %12.2f %12.2f %10.3f %10.3f %s\n", op.c_str(),
                       static_cast<unsigned long long>(row["bytes"].get<uint64_t>()),
@@ -427,7 +414,7 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterO
     CUTOVER_FAILPOINT("compat.cluster.size_written");
   }
   if (o.passes > 0) {
-    CUTOVER_ASSIGN_OR_RETURN(rec["pairwise"], RunPairwise(comm, o, node_of));
+    CUTOVER_ASSIGN_OR_RETURN(rec["pairwise"], RunPairwise(comm, transport, o, node_of));
     const nlohmann::json& p = rec["pairwise"];
     table += "pairwise matrix: " + std::to_string(p["rounds"].get<int>()) + " rounds x " +
              std::to_string(o.passes) + " passes in " +

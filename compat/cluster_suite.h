@@ -17,6 +17,7 @@
 
 #include "compat/cluster_launcher.h"
 #include "compat/cluster_loader.h"
+#include "compat/cluster_transport.h"
 #include "core/status.h"
 
 namespace cutover {
@@ -41,6 +42,8 @@ struct ClusterOptions {
   int passes = 3;
   std::string record_path;
   std::string fabric;  // --fabric, recorded; "" none
+  // cuda: the watchdog's bound on any one wait of the NCCL communicator, in seconds.
+  double timeout_s = 600;
 };
 
 // What the apps layer hands in for the nodes (compat does not include probe):
@@ -64,9 +67,10 @@ struct ClusterRunResult {
 // (InvalidArgument on every rank, naming the first rank that differs).
 Status CheckClusterOptions(const ClusterOptions& o);
 
-// Runs the suite on an initialized world. `progress` is called on rank 0 after each row.
-Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, const ClusterOptions& o,
-                                         const Launcher& launcher,
+// Runs the suite on an initialized world, its measured traffic over `transport` (MPI's or the
+// device's, compat/cluster_transport.h). `progress` is called on rank 0 after each row.
+Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, ClusterTransport& transport,
+                                         const ClusterOptions& o, const Launcher& launcher,
                                          const ClusterNodeHooks& hooks,
                                          const std::function<void(const std::string&)>& progress);
 

@@ -55,9 +55,11 @@ constexpr char kRunHelp[] =
     "versions and TF32 setting) and runs every case on --device; an op the plugin lacks is "
     "recorded as missing, one with no meaning on the device as n/a. With no usable plugin, "
     "driver or device it exits 3. --suite cluster runs the collectives across the ranks of an "
-    "MPI job instead (cpu backend: MPI's own collectives; start it with mpirun or srun "
-    "--mpi=pmix; built and tested against OpenMPI 4 from Debian, through the plugin "
-    "libcutover_compat_mpi.so; rank 0 writes a cutover.compat-cluster/1 record; docs/compat.md).";
+    "MPI job instead (cpu backend: MPI's own collectives; cuda backend: one NCCL communicator "
+    "over every rank, one GPU per rank by its local rank, its unique id carried by MPI; start "
+    "it with mpirun or srun --mpi=pmix; built and tested against OpenMPI 4 from Debian, through "
+    "the plugin libcutover_compat_mpi.so; rank 0 writes a cutover.compat-cluster/1 record; "
+    "docs/compat.md).";
 
 constexpr char kCalibrateHelp[] =
     "Measure a device's own ceilings through the CUDA backend plugin: our copy kernel and "
@@ -80,8 +82,9 @@ struct RunOptions {
   std::string min_bytes = "8", max_bytes, pair_bytes = "4MiB";
   int step_factor = 2, pair_reps = 3, passes = 3;
   std::string fabric;
-  std::string dump;  // --dump DIR
-  std::string soak;  // a duration ("10m"): compat/soak.h
+  std::string timeout = "10m";  // cluster, cuda: the watchdog (core/units ParseDuration)
+  std::string dump;             // --dump DIR
+  std::string soak;             // a duration ("10m"): compat/soak.h
 };
 
 struct DumpOptions {
@@ -93,7 +96,6 @@ struct CompareOptions {
   std::string source, target, junit;
   bool fail_on_slower = false;
 };
-
 
 // The fingerprint embedded in a record: the probe's document when --fingerprint names one
 // (checked against cutover.fingerprint/1), else the little compat can learn without probe.
@@ -173,8 +175,7 @@ std::string ImplementationSummary(const CompatRecord& rec) {
 }
 
 // `--suite cluster`: the flags into ClusterOptions, then compat/cluster_command.h.
-Result<int> RunCluster(const RunOptions& o, const GlobalOptions& g,
-                       ClusterNodeHooks hooks) {
+Result<int> RunCluster(const RunOptions& o, const GlobalOptions& g, ClusterNodeHooks hooks) {
   ClusterOptions c;
   c.backend = o.backend;
   c.ops = o.ops;
@@ -191,6 +192,8 @@ Result<int> RunCluster(const RunOptions& o, const GlobalOptions& g,
   c.passes = o.passes;
   c.record_path = o.record;
   c.fabric = o.fabric;
+  CUTOVER_ASSIGN_OR_RETURN(std::chrono::milliseconds timeout, ParseDuration(o.timeout));
+  c.timeout_s = std::chrono::duration<double>(timeout).count();
   // --fingerprint FILE, or no collector handed in: the minimal fingerprint compat makes itself.
   if (!o.fingerprint.empty() || !hooks.fingerprint) {
     hooks.fingerprint = [file = o.fingerprint] { return RecordFingerprint(file); };
@@ -431,10 +434,11 @@ Result<int> RunDump(const DumpOptions& o, const GlobalOptions& g) {
   CUTOVER_RETURN_IF_ERROR(DumpCases(o.dir, specs, kDefaultSamples));
   std::string table;
   for (const CaseSpec& s : specs) table += o.dir + "/" + CaseDumpName(s) + "\n";
-  table += std::to_string(specs.size()) + " cases dumped (inputs and truth; replay them in "
-           "PyTorch: python3 " + o.dir + "/replay.py)\n";
-  CUTOVER_RETURN_IF_ERROR(
-      EmitResult(g, {{"dir", o.dir}, {"cases", o.ids}}, table));
+  table += std::to_string(specs.size()) +
+           " cases dumped (inputs and truth; replay them in "
+           "PyTorch: python3 " +
+           o.dir + "/replay.py)\n";
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, {{"dir", o.dir}, {"cases", o.ids}}, table));
   return 0;
 }
 
@@ -594,6 +598,9 @@ void AddCompatCommand(CLI::App& root, CommandContext& ctx, ClusterNodeHooks node
                   "when more than half name it (default 3, 0: no matrix)")
       ->check(IntRange(0, 1000));
   run->add_option("--fabric", opts->fabric, "cluster: the fabric, recorded (e.g. ib-ndr-400)");
+  run->add_option("--timeout", opts->timeout,
+                  "cluster, cuda: the watchdog; a wait on the NCCL communicator longer than this "
+                  "aborts it (ncclCommAbort) and ends the job, exit 3 (default 10m)");
   run->add_option("--dump", opts->dump,
                   "also write each case's inputs, output and float64 truth (.npy) and a "
                   "replay.py that runs them in PyTorch to this directory (cpu, reference)");

@@ -18,7 +18,9 @@
 # PyTorch's; (4) runs `compat run --backend cuda --suite quick` (timed, target < 60 s on an
 # H200) and `--backend cpu` on the same cases, and `compat compare` of the two; (4b) two 30 s
 # soaks of the GEMM cases on the GPU (`--soak`), their overhead and their stability compared
-# (compat-cuda-soak1.rec, compat-cuda-soak2.rec); (5) calls
+# (compat-cuda-soak1.rec, compat-cuda-soak2.rec); (4c) with 2 or more GPUs and an mpirun, the
+# cluster suite over NCCL, one rank per GPU (compat-cluster-cuda.rec), its 1 GiB all_reduce
+# beside torch.distributed's (bench/device/torch_allreduce.py); (5) calls
 # bench/device/probe_checks.sh when it exists. Results go to $OUT: compat-summary.txt (every
 # table), compat-cuda-quick.rec and compat-cpu-quick.rec (for examples/), compat-compare.json,
 # compat-log.txt, and probe/ (probe_checks.sh's files). The last lines printed are the summary.
@@ -196,6 +198,53 @@ if [[ $rc -eq 0 ]]; then
       grep -E '^stability' | tee -a "$summary" || true
   fi
   rm -f "$out/soak1.json" "$out/soak2.json"
+fi
+
+# ---- 4c. the cluster suite over NCCL, one rank per GPU, when the host has two or more GPUs
+# and an mpirun; our all_reduce bus bandwidth at 1 GiB beside torch.distributed's where torch is.
+gpus=$(nvidia-smi -L | grep -c '^GPU ' || true)
+mpi_plugin=$(dirname "$bin")/libcutover_compat_mpi.so
+if [[ $gpus -lt 2 ]]; then
+  say "cluster suite over NCCL: skipped ($gpus GPU on this host; it needs one rank per GPU and 2 or more)"
+elif ! command -v mpirun >/dev/null 2>&1; then
+  say "cluster suite over NCCL: skipped (no mpirun on this host; $gpus GPUs)"
+elif [[ ! -f "$mpi_plugin" ]]; then
+  say "cluster suite over NCCL: skipped (no MPI plugin beside $bin)"
+else
+  cl_rc=0
+  t0=$(date +%s.%N)
+  LD_LIBRARY_PATH=$cut_ld OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun --oversubscribe -np "$gpus" -x LD_LIBRARY_PATH -x CUTOVER_CUDA_PLUGIN "$bin" \
+    compat run --suite cluster --backend cuda -e 1GiB -f 4 --passes 1 --timeout 5m \
+    --record "$out/compat-cluster-cuda.rec" >"$out/cluster.txt" 2>>"$log" || cl_rc=$?
+  t1=$(date +%s.%N)
+  say "compat run --suite cluster --backend cuda, $gpus ranks: exit $cl_rc, $(python3 -c "print('%.1f' % ($t1 - $t0))") s"
+  grep -E '^(cluster suite|all_reduce .* 1073741824 |pairwise|nodes)' "$out/cluster.txt" | tee -a "$summary" || true
+  cat "$out/cluster.txt" >>"$log"
+  rm -f "$out/cluster.txt"
+  if [[ $cl_rc -eq 0 ]] && python3 -c 'import torch, torch.distributed' 2>/dev/null; then
+    if python3 -m torch.distributed.run --standalone --nproc_per_node "$gpus" \
+      "$here/torch_allreduce.py" 1073741824 >"$out/torch-allreduce.json" 2>>"$log"; then
+      python3 - "$out/compat-cluster-cuda.rec" "$out/torch-allreduce.json" <<'PY' | tee -a "$summary"
+import json, sys
+r = json.load(open(sys.argv[1]))
+t = json.loads([l for l in open(sys.argv[2]) if l.startswith("{")][-1])
+ours = [c for c in r["collectives"] if c["op"] == "all_reduce" and not c["in_place"]
+        and c["bytes"] == t["bytes"]]
+if ours:
+    o = ours[0]["busbw_gbps"]
+    print("all_reduce %d B over %d GPUs: ours %.1f GB/s busbw (%s), torch.distributed %.1f GB/s "
+          "(torch %s, NCCL %s), ratio %.3f" % (t["bytes"], t["ranks"], o,
+          r["transport"]["library"], t["busbw_gbps"], t["torch"], t["nccl"], o / t["busbw_gbps"]))
+else:
+    print("all_reduce side by side: no row of %d B in our record" % t["bytes"])
+PY
+    else
+      say "all_reduce side by side: torch.distributed failed (see compat-log.txt)"
+    fi
+  else
+    say "all_reduce side by side: skipped (no torch here, or our run failed)"
+  fi
 fi
 
 # ---- 5. probe's checks, when that script exists.

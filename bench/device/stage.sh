@@ -7,6 +7,8 @@
 # CARRY_DIR/bin/cutover                     the binary, stripped (5 MB instead of 130)
 # CARRY_DIR/bin/libcutover_compat_cuda.so   the CUDA plugin, stripped, beside it (where the
 #                                           loader looks first)
+# CARRY_DIR/bin/libcutover_compat_mpi.so    the MPI plugin, stripped (when built; the cluster
+#                                           step uses it with the host's own mpirun)
 # CARRY_DIR/bin/compat_cuda_plugin_test     the plugin's GPU tests, stripped (when built)
 # CARRY_DIR/lib/                            cutover's shared libraries other than glibc's
 #                                           (libcurl, libsqlite3, libcrypto and theirs); run.sh
@@ -32,6 +34,10 @@ rm -rf "$carry"
 mkdir -p "$carry/bin" "$carry/lib"
 strip -o "$carry/bin/cutover" "$build/apps/cutover/cutover"
 strip -o "$carry/bin/libcutover_compat_cuda.so" "$build/apps/cutover/libcutover_compat_cuda.so"
+# The MPI plugin for the cluster step (it runs only where the GPU host has its own mpirun).
+if [[ -f "$build/apps/cutover/libcutover_compat_mpi.so" ]]; then
+  strip -o "$carry/bin/libcutover_compat_mpi.so" "$build/apps/cutover/libcutover_compat_mpi.so"
+fi
 if [[ -x "$build/tests/compat/compat_cuda_plugin_test" ]]; then
   strip -o "$carry/bin/compat_cuda_plugin_test" "$build/tests/compat/compat_cuda_plugin_test"
 fi

@@ -19,7 +19,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 t0=$(date +%s)
 mpirun --oversubscribe -np 4 "$bin" compat run --suite cluster --backend cpu -b 8 -e 256KiB -f 4 \
   --reps 3 --pair-bytes 64KiB --passes 2 --record "$work/cluster.rec" >"$work/out" 2>"$work/err" ||
-  { cat "$work/out" "$work/err"; fail "mpirun exited $?"; }
+  { rc=$?; cat "$work/out" "$work/err"; fail "mpirun exited $rc"; }
 echo "cluster suite, 4 ranks: $(( $(date +%s) - t0 )) s"
 grep -q "record written to $work/cluster.rec" "$work/out" || fail "rank 0's table: $(cat "$work/out")"
 python3 "$src/tests/harness/validate_schema.py" "$src/docs/schemas/compat-cluster-1.json" \
@@ -61,7 +61,7 @@ echo "ok: record valid, every collective correct, busbw = bytes / avg time x fac
 # end) on stderr, one JSON object a line, and no table rows there.
 mpirun --oversubscribe -np 2 "$bin" --progress json compat run --suite cluster --ops all_reduce \
   -b 1KiB -e 4KiB -f 2 --reps 2 --passes 0 --record "$work/events.rec" >"$work/out4" \
-  2>"$work/err4" || { cat "$work/out4" "$work/err4"; fail "mpirun --progress json exited $?"; }
+  2>"$work/err4" || { rc=$?; cat "$work/out4" "$work/err4"; fail "mpirun --progress json exited $rc"; }
 python3 - "$work/err4" <<'PY' || { cat "$work/err4"; fail "the --progress json events"; }
 import json, sys
 events = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]

@@ -114,7 +114,7 @@ fp="$work/fp.json"
 "$bin" -q probe collect --root "$src/tests/fixtures/hosts/h100-cuda12.4" --out "$fp" >/dev/null ||
   fail "probe collect of the fixture host failed"
 "$bin" assess --source "$fp" --target "$fp" --cluster "$work/unshaped.rec" "$work/shaped.rec"   --fabric-floors "$work/floors.json" --out "$work/report" >"$work/assess.out" 2>&1 ||
-  { cat "$work/assess.out"; fail "assess exited $?"; }
+  { rc=$?; cat "$work/assess.out"; fail "assess exited $rc"; }
 python3 "$src/tests/harness/validate_schema.py" "$src/docs/schemas/report-2.json"   "$work/report/report.json" || fail "report.json does not match its schema"
 python3 - "$work/report" <<'PY' || fail "the cluster section is wrong"
 import json, sys
