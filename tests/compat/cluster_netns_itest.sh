@@ -20,41 +20,14 @@ for t in ip tc nsenter unshare; do command -v "$t" >/dev/null || skip "$t not in
 prefix="cutover-c$$"
 nodes=4
 work="$(mktemp -d)"
+. "$src/tests/compat/netns_nodes.sh"
 cleanup() {
-  for ns in "$prefix-br" $(for i in $(seq 1 $nodes); do echo "$prefix-n$i"; done); do
-    if [ -e "/run/netns/$ns" ]; then
-      for pid in $(ip netns pids "$ns" 2>/dev/null); do kill -9 "$pid" 2>/dev/null || true; done
-      ip netns del "$ns" 2>/dev/null || true
-    fi
-  done
+  netns_cleanup
   rm -rf "$work"
 }
 trap cleanup EXIT
 trap 'exit 1' INT TERM
-
-ip netns add "$prefix-br" || skip "cannot create a network namespace"
-ip -n "$prefix-br" link add br0 type bridge
-ip -n "$prefix-br" link set br0 up
-: >"$work/hosts"
-for i in $(seq 1 $nodes); do
-  ns="$prefix-n$i"
-  ip netns add "$ns"
-  ip -n "$prefix-br" link add "v$i" type veth peer name eth0 netns "$ns"
-  ip -n "$prefix-br" link set "v$i" master br0
-  ip -n "$prefix-br" link set "v$i" up
-  ip -n "$ns" addr add "10.211.0.$i/24" dev eth0
-  ip -n "$ns" link set eth0 up
-  ip -n "$ns" link set lo up
-  echo "10.211.0.$i slots=1" >>"$work/hosts"
-done
-# The rsh agent: `agent HOST COMMAND...` runs COMMAND in HOST's node, under its host name.
-cat >"$work/agent" <<AGENT
-#!/bin/sh
-host="\$1"; shift
-i="\${host##*.}"
-exec nsenter --net=/run/netns/$prefix-n\$i unshare --uts sh -c "hostname node\$i && \$*"
-AGENT
-chmod +x "$work/agent"
+netns_make_nodes || skip "cannot create a network namespace"
 
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_btl=tcp,self
 export OMPI_MCA_plm_rsh_agent="$work/agent"
@@ -63,7 +36,7 @@ export OMPI_MCA_btl_tcp_if_include=10.211.0.0/24 OMPI_MCA_oob_tcp_if_include=10.
 # run NAME: the suite from node1, record in $work/NAME.rec.
 run() {
   local t0; t0=$(date +%s%N)
-  nsenter --net="/run/netns/$prefix-n1" unshare --uts sh -c "hostname node1 && exec timeout 240 \
+  in_node 1 "exec timeout 240 \
     mpirun --hostfile $work/hosts -np $nodes --map-by node $bin compat run --suite cluster \
     --backend cpu --ops all_reduce -b 1MiB -e 4MiB -f 4 --warmup 1 --reps 3 --pair-bytes 4MiB --pair-reps 2 \
     --passes 3 --fabric netns-veth --record $work/$1.rec" >"$work/$1.out" 2>&1 ||
