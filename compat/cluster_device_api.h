@@ -64,10 +64,12 @@ typedef struct CutoverClusterDevice {
   int (*unique_id)(uint8_t* out, size_t out_size, char* err, size_t err_size);
   /* Makes `device` current and joins the communicator of `nranks` ranks named by `id` as
    * `rank` (ncclCommInitRank, non-blocking, under the watchdog of `timeout_s` seconds, which
-   * also bounds every later wait). Called once. */
+   * also bounds every later wait). `algo` NULL or "": NCCL chooses its algorithms; else NCCL_ALGO
+   * is `algo` while this communicator is set up (and as it was after). Called once, or again
+   * after destroy (a second communicator, e.g. the ring pass on two nodes). */
   int (*init_rank)(const uint8_t* id, size_t id_size, int nranks, int rank, int device,
-                   double timeout_s, char* err, size_t err_size);
-  /* Releases the communicator and buffers; safe after a failed or aborted init. */
+                   double timeout_s, const char* algo, char* err, size_t err_size);
+  /* Releases the communicator and buffers; safe after a failed or aborted init and twice. */
   void (*destroy)(void);
   /* One call of `op` (CUTOVER_CLUSTER_ALL_REDUCE ... CUTOVER_CLUSTER_SENDRECV) with host
    * buffers: copies the input to the device, runs the op, waits and copies the result back.

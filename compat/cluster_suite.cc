@@ -251,6 +251,18 @@ Result<nlohmann::json> RunPairwise(const ClusterComm& comm, ClusterTransport& tr
       {"slow_links", slow_links}};
 }
 
+// One row of the run's table.
+std::string RowLine(const std::string& label, const nlohmann::json& row, bool in_place) {
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-15s %12llu %8s %12.2f %12.2f %12.2f %10.3f %10.3f %s\n",
+                label.c_str(), static_cast<unsigned long long>(row["bytes"].get<uint64_t>()),
+                in_place ? "in" : "out", row["time_us"]["avg"].get<double>(),
+                row["time_us"]["min"].get<double>(), row["time_us"]["max"].get<double>(),
+                row["algbw_gbps"].get<double>(), row["busbw_gbps"].get<double>(),
+                row["correct"].get<bool>() ? "ok" : "WRONG");
+  return line;
+}
+
 }  // namespace
 
 std::string ClusterOptionsLine(const ClusterOptions& o) {
@@ -397,21 +409,33 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, ClusterTranspo
         if (!transport.Offers(OpCode(op), in_place)) continue;
         CUTOVER_ASSIGN_OR_RETURN(nlohmann::json row,
                                  RunRow(comm, transport, o, op, bytes, in_place));
-        std::snprintf(line, sizeof(line),
-                      "%-15s %12llu %8s %12.2f %12.2f %12.2f %10.3f %10.3f %s\n", op.c_str(),
-                      static_cast<unsigned long long>(row["bytes"].get<uint64_t>()),
-                      in_place ? "in" : "out", row["time_us"]["avg"].get<double>(),
-                      row["time_us"]["min"].get<double>(), row["time_us"]["max"].get<double>(),
-                      row["algbw_gbps"].get<double>(), row["busbw_gbps"].get<double>(),
-                      row["correct"].get<bool>() ? "ok" : "WRONG");
-        table += line;
-        if (me == 0 && progress) progress(line);
+        const std::string row_line = RowLine(op, row, in_place);
+        table += row_line;
+        if (me == 0 && progress) progress(row_line);
         rec["collectives"].push_back(std::move(row));
       }
     }
     CUTOVER_RETURN_IF_ERROR(write());
     // After a size is written: the crash test kills one rank here (tests/compat).
     CUTOVER_FAILPOINT("compat.cluster.size_written");
+  }
+  // The second pass (NCCL on two nodes): all_reduce again on a communicator with that algorithm.
+  const std::string algo = transport.SecondPassAlgo();
+  if (!algo.empty() && std::find(ops.begin(), ops.end(), "all_reduce") != ops.end()) {
+    CUTOVER_RETURN_IF_ERROR(transport.Reopen(algo));
+    rec["ring_all_reduce"] = {{"algo", algo}, {"collectives", nlohmann::json::array()}};
+    for (uint64_t bytes : sizes) {
+      if (ElementCount("all_reduce", bytes, n) == 0) continue;
+      for (bool in_place : {false, true}) {
+        CUTOVER_ASSIGN_OR_RETURN(nlohmann::json row,
+                                 RunRow(comm, transport, o, "all_reduce", bytes, in_place));
+        const std::string row_line = RowLine("all_reduce/" + algo, row, in_place);
+        table += row_line;
+        if (me == 0 && progress) progress(row_line);
+        rec["ring_all_reduce"]["collectives"].push_back(std::move(row));
+      }
+      CUTOVER_RETURN_IF_ERROR(write());
+    }
   }
   if (o.passes > 0) {
     CUTOVER_ASSIGN_OR_RETURN(rec["pairwise"], RunPairwise(comm, transport, o, node_of));
@@ -431,6 +455,11 @@ Result<ClusterRunResult> RunClusterSuite(const ClusterComm& comm, ClusterTranspo
   ClusterRunResult out;
   for (const nlohmann::json& row : rec["collectives"]) {
     if (!row["correct"].get<bool>()) out.all_correct = false;
+  }
+  if (rec.contains("ring_all_reduce")) {
+    for (const nlohmann::json& row : rec["ring_all_reduce"]["collectives"]) {
+      if (!row["correct"].get<bool>()) out.all_correct = false;
+    }
   }
   if (me == 0) {
     out.record = std::move(rec);

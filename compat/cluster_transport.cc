@@ -135,8 +135,40 @@ class DeviceTransport : public ClusterTransport {
 
   nlohmann::json Describe() const override { return describe_; }
 
+  std::string SecondPassAlgo() const override { return second_algo_; }
+
+  Status Reopen(const std::string& algo) override {
+    if (joined_) t_->destroy();
+    joined_ = false;
+    return Join(algo);
+  }
+
+  // Rank 0's unique id to every rank (MPI is the bootstrap, as nccl-tests does it), then every
+  // rank joins on device_ with `algo` ("" NCCL's choice); agreed across ranks.
+  Status Join(const std::string& algo) {
+    const int me = comm_.rank(), n = comm_.size();
+    char err[512] = {0};
+    std::vector<uint8_t> id(CUTOVER_CLUSTER_DEVICE_ID_BYTES, 0);
+    Status st =
+        me == 0 ? FromDevice(t_->unique_id(id.data(), id.size(), err, sizeof err), err, sizeof err)
+                : Status::Ok();
+    CUTOVER_RETURN_IF_ERROR(AgreeOnStatus(comm_, st));
+    std::vector<uint8_t> all(id.size() * static_cast<size_t>(n));
+    CUTOVER_RETURN_IF_ERROR(comm_.AllgatherBytes(id.data(), id.size(), all.data()));
+    std::copy_n(all.begin(), id.size(), id.begin());
+    st = FromDevice(t_->init_rank(id.data(), id.size(), n, me, device_, timeout_s_,
+                                  algo.empty() ? nullptr : algo.c_str(), err, sizeof err),
+                    err, sizeof err);
+    if (st.ok()) joined_ = true;
+    return AgreeOnStatus(comm_, st);
+  }
+
   const CutoverClusterDevice& table() const { return *t_; }
-  void set_joined() { joined_ = true; }
+  void set_device(int device, double timeout_s) {
+    device_ = device;
+    timeout_s_ = timeout_s;
+  }
+  void set_second_algo(std::string algo) { second_algo_ = std::move(algo); }
   void set_describe(nlohmann::json d) { describe_ = std::move(d); }
   const std::string& path() const { return path_; }
 
@@ -145,6 +177,9 @@ class DeviceTransport : public ClusterTransport {
   const CutoverClusterDevice* t_;
   std::string path_;
   bool joined_ = false;
+  int device_ = 0;
+  double timeout_s_ = 600;
+  std::string second_algo_;
   nlohmann::json describe_;
 };
 
@@ -260,19 +295,8 @@ Result<std::unique_ptr<ClusterTransport>> OpenDeviceTransport(const ClusterComm&
   st = FromDevice(t.device_name(local, name, sizeof name, err, sizeof err), err, sizeof err);
   CUTOVER_RETURN_IF_ERROR(AgreeOnStatus(comm, st));
 
-  // Rank 0's unique id to every rank (MPI is the bootstrap, as nccl-tests does it).
-  std::vector<uint8_t> id(CUTOVER_CLUSTER_DEVICE_ID_BYTES, 0);
-  st = me == 0 ? FromDevice(t.unique_id(id.data(), id.size(), err, sizeof err), err, sizeof err)
-               : Status::Ok();
-  CUTOVER_RETURN_IF_ERROR(AgreeOnStatus(comm, st));
-  std::vector<uint8_t> all(id.size() * static_cast<size_t>(n));
-  CUTOVER_RETURN_IF_ERROR(comm.AllgatherBytes(id.data(), id.size(), all.data()));
-  std::copy_n(all.begin(), id.size(), id.begin());
-
-  st = FromDevice(t.init_rank(id.data(), id.size(), n, me, local, timeout_s, err, sizeof err), err,
-                  sizeof err);
-  if (st.ok()) dev->set_joined();
-  CUTOVER_RETURN_IF_ERROR(AgreeOnStatus(comm, st));
+  dev->set_device(local, timeout_s);
+  CUTOVER_RETURN_IF_ERROR(dev->Join(""));
 
   // The record: the library, the variables that steer NCCL (rank 0's, and which ranks differ),
   // each rank's device.
@@ -308,7 +332,9 @@ Result<std::unique_ptr<ClusterTransport>> OpenDeviceTransport(const ClusterComm&
   if (nodes.size() == 2 && !vars.contains("NCCL_ALGO")) {
     d["note"] =
         "two nodes: NCCL may choose its tree algorithm for all_reduce, whose bus bandwidth can "
-        "exceed what the fabric carries; rerun with NCCL_ALGO=Ring to measure the ring";
+        "exceed what the fabric carries; all_reduce is measured again on a communicator with "
+        "NCCL_ALGO=Ring (ring_all_reduce)";
+    dev->set_second_algo("Ring");
   }
   dev->set_describe(std::move(d));
   return std::unique_ptr<ClusterTransport>(std::move(dev));

@@ -42,6 +42,13 @@ class ClusterTransport {
   virtual Status Recv(void* buf, uint64_t bytes, int peer) = 0;
   // The record's "transport" object: {"kind": "mpi"} or NCCL's version, variables and devices.
   virtual nlohmann::json Describe() const = 0;
+  // An algorithm to measure all_reduce again with, on a second communicator (NCCL on two nodes
+  // without NCCL_ALGO: "Ring", since the tree can over-report there); "" none.
+  virtual std::string SecondPassAlgo() const { return ""; }
+  // Replaces the communicator by one set up with `algo` (every rank together).
+  virtual Status Reopen(const std::string& algo) {
+    return Status::Unimplemented("this transport has one communicator (" + algo + ")");
+  }
 };
 
 // MPI's own collectives on `comm`, which must outlive the transport.

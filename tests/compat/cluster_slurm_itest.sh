@@ -142,10 +142,19 @@ assert r["complete"] and r["launcher"] == "srun (PMIx)" and r["transport"]["kind
 assert all(c["correct"] for c in r["collectives"]), r["collectives"]
 devs = [(d["node"], d["device"]) for d in r["transport"]["devices"]]
 assert devs == [("node1", 0), ("node1", 1), ("node2", 0), ("node2", 1)], devs
-assert "note" in r["transport"], "two nodes without NCCL_ALGO: the tree caveat is missing"
+assert "NCCL_ALGO=Ring" in r["transport"]["note"], r["transport"]
 assert sorted(r["pairwise"]["intra_node_gbps"]) == ["node1", "node2"], r["pairwise"]
-lines = [open(os.path.join(sys.argv[2], "rank%d" % k)).read().split() for k in range(4)]
-assert len({l[-1] for l in lines}) == 1, lines
-assert [int(l[5]) for l in lines] == [0, 1, 0, 1], lines
+# Two nodes, no NCCL_ALGO: all_reduce measured again on a second communicator with Ring.
+ring = r["ring_all_reduce"]
+assert ring["algo"] == "Ring", ring
+assert [(c["bytes"], c["in_place"]) for c in ring["collectives"]] == \
+    [(c["bytes"], c["in_place"]) for c in r["collectives"]], ring
+assert all(c["correct"] for c in ring["collectives"]), ring
+logs = [[l.split() for l in open(os.path.join(sys.argv[2], "rank%d" % k))] for k in range(4)]
+assert all(len(l) == 2 for l in logs), logs
+for comm, algo in ((0, "-"), (1, "Ring")):
+    assert len({l[comm][-1] for l in logs}) == 1, logs  # one id per communicator
+    assert [(int(l[comm][5]), l[comm][7]) for l in logs] == [(0, algo), (1, algo), (0, algo), (1, algo)], logs
+assert logs[0][0][-1] != logs[0][1][-1], "the second communicator reused the first one's id"
 PY
-echo "ok: the cuda path under srun: device = Slurm local rank on each node, one id, all correct"
+echo "ok: the cuda path under srun: device = Slurm local rank on each node, one id per communicator, the Ring pass on two nodes, all correct"

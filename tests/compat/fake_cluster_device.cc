@@ -10,7 +10,8 @@
 // holds the same one; nranks and rank are MPI's.
 // Environment:
 //   CUTOVER_FAKE_GPUS=<n>         devices per process (default 8)
-//   CUTOVER_FAKE_CLUSTER_LOG=DIR  each rank writes DIR/rank<r>: "rank R of N device D id HEX"
+//   CUTOVER_FAKE_CLUSTER_LOG=DIR  each rank appends a line to DIR/rank<r> per communicator it
+//                                 joins: "rank R of N device D algo A id HEX" (A "-": none)
 //   CUTOVER_FAKE_HANG_RANK=<r>    on rank r, collective call number CUTOVER_FAKE_HANG_AFTER
 //                                 (default 5; collective and time_collective count) never
 //                                 completes, so the watchdog's timeout fires
@@ -88,7 +89,7 @@ int UniqueId(uint8_t* out, size_t out_size, char* err, size_t err_size) {
 }
 
 int InitRank(const uint8_t* id, size_t id_size, int nranks, int rank, int device, double timeout_s,
-             char* err, size_t err_size) {
+             const char* algo, char* err, size_t err_size) {
   if (g.comm != MPI_COMM_NULL) {
     return Fail(CUTOVER_CLUSTER_DEVICE_ERR_INVALID, err, err_size, "init_rank called twice");
   }
@@ -120,8 +121,9 @@ int InitRank(const uint8_t* id, size_t id_size, int nranks, int rank, int device
   g.timeout_s = timeout_s;
   if (const char* dir = std::getenv("CUTOVER_FAKE_CLUSTER_LOG")) {
     const std::string path = std::string(dir) + "/rank" + std::to_string(rank);
-    if (FILE* f = std::fopen(path.c_str(), "w")) {
-      std::fprintf(f, "rank %d of %d device %d id ", rank, nranks, device);
+    if (FILE* f = std::fopen(path.c_str(), "a")) {
+      std::fprintf(f, "rank %d of %d device %d algo %s id ", rank, nranks, device,
+                   algo != nullptr ? algo : "-");
       for (size_t i = 0; i < 8; ++i) std::fprintf(f, "%02x", id[i]);
       std::fprintf(f, "\n");
       std::fclose(f);
@@ -133,6 +135,7 @@ int InitRank(const uint8_t* id, size_t id_size, int nranks, int rank, int device
 void Destroy() {
   if (g.comm != MPI_COMM_NULL) MPI_Comm_free(&g.comm);
   g.comm = MPI_COMM_NULL;
+  g.op = -1;
 }
 
 // The watchdog's wait on this rank's hung call, as the real plugin waits on its stream.

@@ -9,6 +9,7 @@
 
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -217,8 +218,35 @@ int UniqueId(uint8_t* out, size_t out_size, char* err, size_t err_size) {
   return CUTOVER_CLUSTER_DEVICE_OK;
 }
 
+// NCCL_ALGO set for one communicator's setup, as it was after (NCCL reads it while tuning,
+// during the setup; no other NCCL communicator is being set up meanwhile).
+class ScopedAlgo {
+ public:
+  explicit ScopedAlgo(const char* algo) : set_(algo != nullptr && *algo != '\0') {
+    if (!set_) return;
+    const char* old = std::getenv("NCCL_ALGO");
+    had_ = old != nullptr;
+    if (had_) old_ = old;
+    setenv("NCCL_ALGO", algo, 1);
+  }
+  ~ScopedAlgo() {
+    if (!set_) return;
+    if (had_) {
+      setenv("NCCL_ALGO", old_.c_str(), 1);
+    } else {
+      unsetenv("NCCL_ALGO");
+    }
+  }
+  ScopedAlgo(const ScopedAlgo&) = delete;
+  ScopedAlgo& operator=(const ScopedAlgo&) = delete;
+
+ private:
+  bool set_, had_ = false;
+  std::string old_;
+};
+
 Outcome InitRank(const uint8_t* id_bytes, size_t id_size, int nranks, int rank, int device,
-                 double timeout_s) {
+                 double timeout_s, const char* algo) {
   ClusterState& s = State();
   if (s.comm != nullptr || s.stream != nullptr) {
     return Fail(CUTOVER_CLUSTER_DEVICE_ERR_INVALID, "init_rank called twice");
@@ -235,6 +263,7 @@ Outcome InitRank(const uint8_t* id_bytes, size_t id_size, int nranks, int rank, 
   std::memcpy(&id, id_bytes, sizeof id);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
+  const ScopedAlgo scoped(algo);
   const ncclResult_t r = ncclCommInitRankConfig(&s.comm, nranks, id, rank, &config);
   CUTOVER_TRY(Nccl(r, "ncclCommInitRankConfig"));
   if (s.comm == nullptr)
@@ -248,8 +277,8 @@ Outcome InitRank(const uint8_t* id_bytes, size_t id_size, int nranks, int rank, 
 }
 
 int InitRankC(const uint8_t* id, size_t id_size, int nranks, int rank, int device, double timeout_s,
-              char* err, size_t err_size) {
-  return Report(InitRank(id, id_size, nranks, rank, device, timeout_s), err, err_size);
+              const char* algo, char* err, size_t err_size) {
+  return Report(InitRank(id, id_size, nranks, rank, device, timeout_s, algo), err, err_size);
 }
 
 void Destroy() {
@@ -272,6 +301,7 @@ void Destroy() {
   s.p2p = DeviceBuffer();
   if (s.stream != nullptr) cudaStreamDestroy(s.stream);
   s.stream = nullptr;
+  s.op = -1;
 }
 
 Outcome Grow(DeviceBuffer& b, uint64_t elems, const char* what) {
