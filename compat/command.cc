@@ -209,11 +209,13 @@ std::string Fmt2(double v) {
 
 // `compat run --soak`: the cases round after round for the duration (compat/soak.h); prints each
 // case's spread and what the soak itself cost.
-Result<int> RunSoakSuite(const RunOptions& o, const GlobalOptions& g, SuiteRunOptions run) {
+Result<int> RunSoakSuite(const RunOptions& o, const GlobalOptions& g, SuiteRunOptions run,
+                         GpuMonitor* gpu) {
   CUTOVER_ASSIGN_OR_RETURN(std::chrono::milliseconds duration, ParseDuration(o.soak));
   SoakOptions soak{.run = std::move(run), .duration = duration, .reps_per_round = o.reps};
   RealFileSystem fs("/");
   soak.fs = &fs;
+  soak.gpu = gpu;
   CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
   Progress progress(std::move(popts), "compat soak", 0, "rounds");
   progress.StartTimer();
@@ -394,7 +396,24 @@ Result<int> RunSuite(const RunOptions& o, const GlobalOptions& g,
   if (!cuda_backend && !keep_calibration) {
     rec.calibration = CalibrateCpu(run.config.cpu, reference_only);
   }
-  if (!o.soak.empty()) return RunSoakSuite(o, g, std::move(run));
+  if (!o.soak.empty()) {
+    // The GPU beside the timings (cuda): NVML for the device the cases run on, found by its PCI
+    // bus id. Without NVML the soak still runs, its GPU fields not measured.
+    std::unique_ptr<GpuMonitor> gpu;
+    if (cuda) {
+      Result<BackendDevice> dev = cuda->Device(o.device);
+      Result<std::unique_ptr<GpuMonitor>> nvml =
+          dev.ok() ? OpenNvmlMonitor(dev->pci_bus_id)
+                   : Result<std::unique_ptr<GpuMonitor>>(dev.status());
+      if (nvml.ok()) {
+        gpu = std::move(*nvml);
+      } else if (!g.quiet) {
+        std::fprintf(stderr, "cutover: the GPU is not sampled during the soak: %s\n",
+                     nvml.status().message().c_str());
+      }
+    }
+    return RunSoakSuite(o, g, std::move(run), gpu.get());
+  }
   CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, ProgressOptionsFromGlobal(g));
   Progress progress(std::move(popts), "compat run", cases.size(), "cases");
   progress.StartTimer();

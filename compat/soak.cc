@@ -142,7 +142,11 @@ Result<SoakResult> RunSoak(const SoakOptions& o,
       if (!held[i]) continue;
       CaseResult& r = out.record.cases[i];
       const HostSample a = sampler ? sampler->Sample(false) : HostSample{};
-      const std::vector<double> reps = held[i]->Time(o.reps_per_round);
+      std::vector<double> reps;
+      {
+        const GpuSampling gpu(o.gpu, &r.timing.interference);
+        reps = held[i]->Time(o.reps_per_round);
+      }
       if (sampler) {
         HostSample b = sampler->Sample(false);
         b.mhz_min = freq.mhz_min;

@@ -21,6 +21,7 @@
 #include <functional>
 #include <string>
 
+#include "compat/gpu_monitor.h"
 #include "compat/interference.h"
 #include "compat/suite_run.h"
 #include "core/status.h"
@@ -35,6 +36,9 @@ struct SoakOptions {
   std::chrono::milliseconds duration{0};
   int reps_per_round = 5;
   const FileSystem* fs = nullptr;  // for the interference samples; null: none sampled
+  // The device's NVML (cuda backend), sampled on a thread during each case's repetitions of
+  // rounds 1 and later (compat/gpu_monitor.h); null: the GPU is not sampled.
+  GpuMonitor* gpu = nullptr;
 };
 
 // What a round reports to the progress display.

@@ -187,6 +187,13 @@ std::string StabilityCause(const CaseResult& source, const CaseResult& target,
         return std::string(b);
       }() + ")");
     }
+    if (t.sm_clock_min_mhz > 0 && t.sm_clock_max_mhz > 1.1 * t.sm_clock_min_mhz &&
+        !(s.sm_clock_min_mhz > 0 && s.sm_clock_max_mhz > 1.1 * s.sm_clock_min_mhz)) {
+      char buf[120];
+      std::snprintf(buf, sizeof buf, "GPU SM clock varied %.0f-%.0f MHz on the target",
+                    t.sm_clock_min_mhz, t.sm_clock_max_mhz);
+      causes.push_back(buf);
+    }
     if (t.other_processes > 0) {
       causes.push_back(std::to_string(t.other_processes) +
                        " other process(es) on the target's GPU");
