@@ -193,6 +193,19 @@ if [[ $rc -eq 0 ]]; then
       --record "$out/compat-cuda-soak$k.rec" >"$out/soak$k.json" 2>>"$log" || soak_rc=$?
     say "compat run --backend cuda --ops gemm --soak 30s (#$k): exit $soak_rc $(jget "$out/soak$k.json" '"rounds %d, overhead %.2f%% of %.1f s" % (d["rounds"], 100 * d["overhead_share"], d["wall_s"])' 2>/dev/null || true)"
   done
+  # What NVML saw during the first soak (compat/gpu_monitor.h): empty fields mean not sampled.
+  if [[ -f "$out/compat-cuda-soak1.rec" ]]; then
+    python3 - "$out/compat-cuda-soak1.rec" <<'PY' | tee -a "$summary" || true
+import json, sys
+r = json.load(open(sys.argv[1]))
+for c in r["cases"][:3]:
+    f = c.get("timing", {}).get("interference", {})
+    print("  NVML during %s: SM %s-%s MHz, mem min %s MHz, reasons 0x%x, max %s C, max %s W, "
+          "other processes %s" % (c["id"], f.get("sm_clock_min_mhz"), f.get("sm_clock_max_mhz"),
+          f.get("mem_clock_min_mhz"), max(0, f.get("throttle_reasons", -1)),
+          f.get("temperature_max_c"), f.get("power_max_w"), f.get("other_processes")))
+PY
+  fi
   if [[ -f "$out/compat-cuda-soak1.rec" && -f "$out/compat-cuda-soak2.rec" ]]; then
     cut "$bin" compat compare "$out/compat-cuda-soak1.rec" "$out/compat-cuda-soak2.rec" 2>>"$log" |
       grep -E '^stability' | tee -a "$summary" || true
