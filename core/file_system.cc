@@ -90,6 +90,10 @@ FileInfo FromStat(const struct stat& st) {
   info.device = st.st_dev;
   info.inode = st.st_ino;
   info.mode = st.st_mode & 07777;
+  info.ctime_ns = static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
+  info.links = st.st_nlink;
+  info.allocated = static_cast<uint64_t>(st.st_blocks) * 512;
+  info.format = st.st_mode & S_IFMT;
   return info;
 }
 
@@ -115,7 +119,29 @@ std::string JoinPath(std::string_view dir, std::string_view name) {
   return out;
 }
 
+namespace {
+
+// True when NormalizePath would return `path` unchanged: absolute, and no empty, "." or ".."
+// component (no "//", no trailing '/' except the root itself).
+bool IsNormalPath(std::string_view path) {
+  if (path.empty() || path[0] != '/') return false;
+  if (path.size() == 1) return true;
+  size_t start = 1;
+  for (;;) {
+    const size_t end = path.find('/', start);
+    const std::string_view c =
+        path.substr(start, end == std::string_view::npos ? path.npos : end - start);
+    if (c.empty() || c == "." || c == "..") return false;
+    if (end == std::string_view::npos) return true;
+    start = end + 1;
+  }
+}
+
+}  // namespace
+
 std::string NormalizePath(std::string_view path) {
+  // The common case (every walk's Stat) without splitting into components.
+  if (IsNormalPath(path)) return std::string(path);
   std::vector<std::string> out;
   for (std::string& c : SplitComponents(path)) {
     if (c == ".") continue;
@@ -379,6 +405,7 @@ Result<FileInfo> FakeFileSystem::Stat(const std::string& path, bool follow_links
   info.inode = n.inode;
   info.device = 1;
   info.mode = n.unreadable ? 0 : (n.type == FileType::kDirectory ? 0755 : 0644);
+  info.allocated = info.size;
   return info;
 }
 

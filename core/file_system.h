@@ -33,7 +33,11 @@ struct FileInfo {
   int64_t mtime_ns = 0;
   uint64_t device = 0;
   uint64_t inode = 0;
-  uint32_t mode = 0;  // permission bits
+  uint32_t mode = 0;       // permission bits
+  int64_t ctime_ns = 0;    // inode change time (a same-size rewrite changes it)
+  uint64_t links = 1;      // hard links to the inode
+  uint64_t allocated = 0;  // bytes of storage the file occupies (fewer than size: holes)
+  uint32_t format = 0;     // the S_IFMT bits, which name what a kOther is (socket, FIFO, ...)
 };
 
 class FileSystem {

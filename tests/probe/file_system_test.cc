@@ -17,6 +17,15 @@ TEST(FileSystemTest, PathHelpers) {
   EXPECT_EQ(JoinPath("/usr/lib/", "/libc.so"), "/usr/lib/libc.so");
   EXPECT_EQ(NormalizePath("/a//b/./c/../d"), "/a/b/d");
   EXPECT_EQ(NormalizePath("/../.."), "/");
+  // Already normal paths come back as they are; every other form is still normalised.
+  EXPECT_EQ(NormalizePath("/"), "/");
+  EXPECT_EQ(NormalizePath("/usr/lib/x.so"), "/usr/lib/x.so");
+  EXPECT_EQ(NormalizePath("/a/b/"), "/a/b");
+  EXPECT_EQ(NormalizePath("/a/.b/..c"), "/a/.b/..c");
+  EXPECT_EQ(NormalizePath("/a/b/.."), "/a");
+  EXPECT_EQ(NormalizePath("/a/./b"), "/a/b");
+  EXPECT_EQ(NormalizePath("a/b"), "/a/b");
+  EXPECT_EQ(NormalizePath(""), "/");
   EXPECT_EQ(BaseName("/usr/lib/libcudnn.so.9"), "libcudnn.so.9");
   EXPECT_EQ(DirName("/usr/lib/libcudnn.so.9"), "/usr/lib");
   EXPECT_EQ(DirName("/x"), "/");

@@ -56,7 +56,9 @@ TEST(ClusterSection, TheShapedTargetsSlowNodeIsARiskAndItsBusBandwidthSlower) {
   EXPECT_THAT(Codes(findings, "warning"),
               ::testing::UnorderedElementsAre("cluster.slow_node", "cluster.slower"));
   for (const ReportFinding& f : findings) {
-    if (f.code == "cluster.slow_node") EXPECT_THAT(f.message, HasSubstr(": node4"));
+    if (f.code == "cluster.slow_node") {
+      EXPECT_THAT(f.message, HasSubstr(": node4"));
+    }
     EXPECT_EQ(f.component, "cluster");
     EXPECT_FALSE(f.fix.empty()) << f.code;
   }
