@@ -4,57 +4,45 @@
 #include <gtest/gtest.h>
 
 #include "datasync/file_store.h"
+#include "tests/datasync/test_store.h"
 #include "tests/harness/test_env.h"
 
 namespace cutover {
 namespace {
 
-// A FileStore that refuses one operation with a permission error, or answers it wrongly.
-class RefusingStore : public Store {
- public:
-  enum class Refuse { kNothing, kDelete, kPut, kRange, kGetCorrupt, kListHidesNew };
-  RefusingStore(std::unique_ptr<FileStore> inner, Refuse refuse)
-      : inner_(std::move(inner)), refuse_(refuse) {}
-  std::string Url() const override { return inner_->Url(); }
-  Status Put(std::string_view key, std::string_view bytes) override {
-    if (refuse_ == Refuse::kPut)
+// What a store refuses (a permission error) or answers wrongly.
+enum class Refuse { kNothing, kDelete, kPut, kRange, kGetCorrupt, kListHidesNew };
+
+// A FileStore at `url` that refuses one thing.
+std::unique_ptr<TestStore> RefusingStore(const std::string& url, Refuse refuse) {
+  auto fs = FileStore::Open(url);
+  EXPECT_TRUE(fs.ok());
+  auto store = std::make_unique<TestStore>(std::unique_ptr<Store>(std::move(*fs)));
+  store->fail = [refuse](std::string_view op, std::string_view key) -> std::optional<Status> {
+    if (refuse == Refuse::kPut && op == "put") {
       return Status::FailedPrecondition("PUT " + std::string(key) +
                                         ": permission denied (403 AccessDenied)");
-    return inner_->Put(key, bytes);
-  }
-  Result<std::string> Get(std::string_view key) override {
-    auto r = inner_->Get(key);
-    if (refuse_ == Refuse::kGetCorrupt && r.ok() && key.starts_with("check/")) (*r)[0] ^= 1;
-    return r;
-  }
-  Result<std::string> GetRange(std::string_view key, uint64_t off, uint64_t len) override {
-    if (refuse_ == Refuse::kRange) return Status::Unimplemented("ranged GET: 501");
-    return inner_->GetRange(key, off, len);
-  }
-  Result<uint64_t> Head(std::string_view key) override { return inner_->Head(key); }
-  Status List(std::string_view prefix,
-              const std::function<Status(std::string_view, uint64_t)>& fn) override {
-    if (refuse_ == Refuse::kListHidesNew && prefix == "check/") return Status::Ok();
-    return inner_->List(prefix, fn);
-  }
-  Status Delete(std::string_view key) override {
-    if (refuse_ == Refuse::kDelete)
+    }
+    if (refuse == Refuse::kRange && op == "range") return Status::Unimplemented("ranged GET: 501");
+    if (refuse == Refuse::kListHidesNew && op == "list" && key == "check/") return Status::Ok();
+    if (refuse == Refuse::kDelete && op == "delete") {
       return Status::FailedPrecondition("DELETE " + std::string(key) +
                                         ": permission denied (403 AccessDenied)");
-    return inner_->Delete(key);
+    }
+    return std::nullopt;
+  };
+  if (refuse == Refuse::kGetCorrupt) {
+    store->after_get = [](std::string_view key, std::string* bytes) {
+      if (key.starts_with("check/") && !bytes->empty()) (*bytes)[0] ^= 1;
+    };
   }
-
- private:
-  std::unique_ptr<FileStore> inner_;
-  Refuse refuse_;
-};
+  return store;
+}
 
 class CheckTest : public ::testing::Test {
  protected:
-  std::unique_ptr<RefusingStore> Store(RefusingStore::Refuse r) {
-    auto fs = FileStore::Open("file://" + dir_.Join("store"));
-    EXPECT_TRUE(fs.ok());
-    return std::make_unique<RefusingStore>(std::move(*fs), r);
+  std::unique_ptr<TestStore> Store(Refuse r) {
+    return RefusingStore("file://" + dir_.Join("store"), r);
   }
   static std::string Results(const CheckResult& r) {
     std::string s;
@@ -71,7 +59,7 @@ class CheckTest : public ::testing::Test {
 };
 
 TEST_F(CheckTest, AWorkingStorePassesEveryStepAndKeepsNothing) {
-  auto store = Store(RefusingStore::Refuse::kNothing);
+  auto store = Store(Refuse::kNothing);
   ASSERT_TRUE(store->Put("snapshots/a", "x").ok());
   ASSERT_TRUE(store->Put("config", "{}").ok());
   auto r = CheckStore(*store, Options());
@@ -100,7 +88,7 @@ TEST_F(CheckTest, AWorkingStorePassesEveryStepAndKeepsNothing) {
 }
 
 TEST_F(CheckTest, ANewStoreHasNoConfigAndStillPasses) {
-  auto r = CheckStore(*Store(RefusingStore::Refuse::kNothing), Options());
+  auto r = CheckStore(*Store(Refuse::kNothing), Options());
   ASSERT_TRUE(r.ok());
   EXPECT_TRUE(r->ok) << Results(*r);
   EXPECT_FALSE(r->config_present);
@@ -109,34 +97,31 @@ TEST_F(CheckTest, ANewStoreHasNoConfigAndStillPasses) {
 
 TEST_F(CheckTest, EachRefusalFailsItsStepAndTheCheck) {
   struct Case {
-    RefusingStore::Refuse refuse;
+    Refuse refuse;
     std::string results;
     std::string detail_has;
     bool probe_left;
   };
   const Case cases[] = {
-      {RefusingStore::Refuse::kDelete,
-       "list=ok config=ok put=ok head=ok get=ok range=ok listed=ok delete=failed ",
+      {Refuse::kDelete, "list=ok config=ok put=ok head=ok get=ok range=ok listed=ok delete=failed ",
        "DELETE check/probe-000000000000002a: permission denied", true},
-      {RefusingStore::Refuse::kPut,
+      {Refuse::kPut,
        "list=ok config=ok put=failed head=skipped get=skipped range=skipped listed=skipped "
        "delete=ok ",
        "permission denied (403 AccessDenied)", false},
-      {RefusingStore::Refuse::kRange,
-       "list=ok config=ok put=ok head=ok get=ok range=failed listed=ok delete=ok ", "501", false},
-      {RefusingStore::Refuse::kGetCorrupt,
+      {Refuse::kRange, "list=ok config=ok put=ok head=ok get=ok range=failed listed=ok delete=ok ",
+       "501", false},
+      {Refuse::kGetCorrupt,
        "list=ok config=ok put=ok head=ok get=failed range=skipped listed=ok delete=ok ",
        "differ from the 100000 written", false},
-      {RefusingStore::Refuse::kListHidesNew,
+      {Refuse::kListHidesNew,
        "list=ok config=ok put=ok head=ok get=ok range=ok listed=failed delete=ok ",
        "does not show the probe", false},
   };
   for (const Case& c : cases) {
     cutover::testing::TempDir d;
-    auto fs = FileStore::Open("file://" + d.Join("s"));
-    ASSERT_TRUE(fs.ok());
-    RefusingStore store(std::move(*fs), c.refuse);
-    auto r = CheckStore(store, Options());
+    auto store = RefusingStore("file://" + d.Join("s"), c.refuse);
+    auto r = CheckStore(*store, Options());
     ASSERT_TRUE(r.ok());
     EXPECT_FALSE(r->ok);
     EXPECT_EQ(Results(*r), c.results);
@@ -148,7 +133,7 @@ TEST_F(CheckTest, EachRefusalFailsItsStepAndTheCheck) {
 }
 
 TEST_F(CheckTest, BadOptionsAreInvalidArgument) {
-  auto store = Store(RefusingStore::Refuse::kNothing);
+  auto store = Store(Refuse::kNothing);
   CheckOptions o = Options();
   o.sample_bytes = 0;
   EXPECT_EQ(CheckStore(*store, o).status().code(), Code::kInvalidArgument);

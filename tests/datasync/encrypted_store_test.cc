@@ -24,6 +24,7 @@
 #include "datasync/store_config.h"
 #include "datasync/verify.h"
 #include "tests/datasync/snapshot_keys.h"
+#include "tests/datasync/test_store.h"
 #include "tests/datasync/tree.h"
 #include "tests/harness/test_env.h"
 
@@ -47,44 +48,6 @@ std::map<std::string, std::string> Files(const std::string& root) {
   }
   return out;
 }
-
-// Counts the Get and GetRange calls per key prefix ("chunks", "packs", ...) of the store it wraps.
-class CountingStore : public Store {
- public:
-  explicit CountingStore(std::unique_ptr<Store> inner) : inner_(std::move(inner)) {}
-  std::string Url() const override { return inner_->Url(); }
-  Status Put(std::string_view key, std::string_view bytes) override {
-    return inner_->Put(key, bytes);
-  }
-  Result<std::string> Get(std::string_view key) override {
-    Count(key);
-    return inner_->Get(key);
-  }
-  Result<std::string> GetRange(std::string_view key, uint64_t offset, uint64_t length) override {
-    Count(key);
-    return inner_->GetRange(key, offset, length);
-  }
-  Result<uint64_t> Head(std::string_view key) override { return inner_->Head(key); }
-  Status List(std::string_view prefix,
-              const std::function<Status(std::string_view, uint64_t)>& fn) override {
-    return inner_->List(prefix, fn);
-  }
-  Status Delete(std::string_view key) override { return inner_->Delete(key); }
-
-  int reads(const std::string& prefix) {
-    std::lock_guard<std::mutex> l(mu_);
-    return reads_[prefix];
-  }
-
- private:
-  void Count(std::string_view key) {
-    std::lock_guard<std::mutex> l(mu_);
-    ++reads_[std::string(key.substr(0, key.find('/')))];
-  }
-  std::unique_ptr<Store> inner_;
-  std::mutex mu_;
-  std::map<std::string, int> reads_;
-};
 
 class EncryptedStoreTest : public ::testing::Test {
  protected:
@@ -446,8 +409,9 @@ TEST_F(EncryptedStoreTest, PullFetchesEachPackOnceAndSizesArePlaintext) {
   std::string src = MakeTree("src", 7);
   ASSERT_TRUE(PushTo(*Encrypted(key_path_), src, "snap").ok());
   auto key = EncryptionKey::FromFile(key_path_);
-  auto counting = std::make_unique<CountingStore>(Plain());
-  CountingStore* c = counting.get();
+  auto counting = std::make_unique<TestStore>(Plain());
+  TestStore* c = counting.get();
+  auto reads = [c] { return c->Count("get", "packs/") + c->Count("range", "packs/"); };
   auto store = EncryptStore(std::move(counting), *key);
   int packs = 0;
   ASSERT_TRUE(store
@@ -462,11 +426,11 @@ TEST_F(EncryptedStoreTest, PullFetchesEachPackOnceAndSizesArePlaintext) {
                          })
                   .ok());
   ASSERT_GE(packs, 1);
-  int before = c->reads("packs");
+  int before = reads();
   PullOptions o;
   o.jobs = 8;
   ASSERT_TRUE(Pull(*store, "snap", dir_.Join("dest"), o).ok());
-  EXPECT_EQ(c->reads("packs") - before, packs);  // 30 small files, one fetch per pack
+  EXPECT_EQ(reads() - before, packs);  // 30 small files, one fetch per pack
   EXPECT_EQ(testing::Tree(dir_.Join("dest")), testing::Tree(src));
 }
 

@@ -24,6 +24,7 @@
 #include "datasync/state.h"
 #include "datasync/verify.h"
 #include "tests/datasync/snapshot_keys.h"
+#include "tests/datasync/test_store.h"
 #include "tests/datasync/tree.h"
 #include "tests/harness/scripted_http_server.h"
 #include "tests/harness/test_env.h"
@@ -58,42 +59,14 @@ std::string Zstd(const std::string& text) {
   return out;
 }
 
-// A FileStore that records the order of calls.
-class RecordingStore : public Store {
- public:
-  explicit RecordingStore(Store& inner) : inner_(inner) {}
-  std::string Url() const override { return inner_.Url(); }
-  Status Put(std::string_view k, std::string_view b) override {
-    Log("put " + std::string(k));
-    return inner_.Put(k, b);
+// The put, get, range and head calls a TestStore logged, in order.
+std::vector<std::string> ObjectCalls(const TestStore& store) {
+  std::vector<std::string> out;
+  for (const std::string& c : store.calls()) {
+    if (!c.starts_with("list ") && !c.starts_with("delete ")) out.push_back(c);
   }
-  Result<std::string> Get(std::string_view k) override {
-    Log("get " + std::string(k));
-    return inner_.Get(k);
-  }
-  Result<std::string> GetRange(std::string_view k, uint64_t o, uint64_t l) override {
-    Log("range " + std::string(k));
-    return inner_.GetRange(k, o, l);
-  }
-  Result<uint64_t> Head(std::string_view k) override {
-    Log("head " + std::string(k));
-    return inner_.Head(k);
-  }
-  Status List(std::string_view p,
-              const std::function<Status(std::string_view, uint64_t)>& fn) override {
-    return inner_.List(p, fn);
-  }
-  Status Delete(std::string_view k) override { return inner_.Delete(k); }
-  std::vector<std::string> calls;
-
- private:
-  void Log(std::string s) {
-    std::lock_guard<std::mutex> l(mu_);
-    calls.push_back(std::move(s));
-  }
-  Store& inner_;
-  std::mutex mu_;
-};
+  return out;
+}
 
 class PushPullTest : public ::testing::Test {
  protected:
@@ -392,18 +365,19 @@ TEST_F(PushPullTest, DryRunIntoAMissingDestinationCreatesNothing) {
 }
 
 TEST_F(PushPullTest, ManifestIsPublishedLastAfterEveryChunkIsConfirmed) {
-  RecordingStore rec(*store_);
+  TestStore rec(*store_);
   ASSERT_TRUE(DoPush(rec).ok());
-  ASSERT_FALSE(rec.calls.empty());
-  EXPECT_EQ(rec.calls.back(), "put " + testing::NewestKey(*store_, "snap"));
-  EXPECT_TRUE(rec.calls.back().starts_with("put snap/snap/")) << rec.calls.back();
+  const std::vector<std::string> calls = ObjectCalls(rec);
+  ASSERT_FALSE(calls.empty());
+  EXPECT_EQ(calls.back(), "put " + testing::NewestKey(*store_, "snap"));
+  EXPECT_TRUE(calls.back().starts_with("put snap/snap/")) << calls.back();
   // Every chunk and pack the manifest names was put (a Put that returned OK is the store's
   // confirmation) or found by a head before the manifest.
   auto bytes = store_->Get(testing::NewestKey(*store_, "snap"));
   ASSERT_TRUE(bytes.ok()) << bytes.status().ToString();
   auto m = DecodeManifest(*bytes);
   ASSERT_TRUE(m.ok()) << m.status().ToString();
-  const std::vector<std::string> before(rec.calls.begin(), rec.calls.end() - 1);
+  const std::vector<std::string> before(calls.begin(), calls.end() - 1);
   size_t named = 0;
   for (const Entry& e : m->entries) {
     for (const ChunkRef& c : e.chunks) {
@@ -428,18 +402,12 @@ TEST_F(PushPullTest, ManifestIsPublishedLastAfterEveryChunkIsConfirmed) {
 // A push that creates the store asks it about no chunk or pack: an empty store holds none. The
 // next push into it asks (another push may have put what it needs).
 TEST_F(PushPullTest, APushThatCreatesTheStoreAsksItNothing) {
-  RecordingStore rec(*store_);
+  TestStore rec(*store_);
   ASSERT_TRUE(DoPush(rec).ok());
-  auto asked = [&] {
-    return std::count_if(rec.calls.begin(), rec.calls.end(), [](const std::string& c) {
-      return c.starts_with("head chunks/") || c.starts_with("head packs/");
-    });
-  };
+  auto asked = [&] { return rec.Count("head", "chunks/") + rec.Count("head", "packs/"); };
   EXPECT_EQ(asked(), 0);
-  EXPECT_GT(std::count_if(rec.calls.begin(), rec.calls.end(),
-                          [](const std::string& c) { return c.starts_with("put chunks/"); }),
-            2);
-  rec.calls.clear();
+  EXPECT_GT(rec.Count("put", "chunks/"), 2);
+  rec.ClearCalls();
   Write(src_ + "/data/new.bin", Random(100000, 9));
   ASSERT_TRUE(DoPush(rec).ok());
   EXPECT_GT(asked(), 0);
@@ -479,20 +447,6 @@ TEST_F(PushPullTest, ANewStoreWithOtherChunkerParamsCutsEveryFileAfresh) {
   EXPECT_EQ(second->chunks, plain->chunks);
 }
 
-// A store that runs `hook` once, on the first chunk Put.
-class HookStore : public RecordingStore {
- public:
-  HookStore(Store& inner, std::function<void()> hook)
-      : RecordingStore(inner), hook_(std::move(hook)) {}
-  Status Put(std::string_view k, std::string_view b) override {
-    if (k.starts_with("chunks/") && hook_) std::exchange(hook_, nullptr)();
-    return RecordingStore::Put(k, b);
-  }
-
- private:
-  std::function<void()> hook_;
-};
-
 // The rule for a file that changes while it is pushed: the push fails naming it, and publishes
 // nothing (never a snapshot mixing two versions of a file). A same-size rewrite is caught too.
 TEST_F(PushPullTest, AFileRewrittenWhileBeingPushedFailsThePush) {
@@ -501,13 +455,19 @@ TEST_F(PushPullTest, AFileRewrittenWhileBeingPushedFailsThePush) {
     // A fresh store each round, so that big.bin's chunks are uploaded (and the hook runs).
     auto fresh = FileStore::Open("file://" + dir_.Join(same_size ? "store-a" : "store-b"));
     ASSERT_TRUE(fresh.ok());
-    HookStore hooked(**fresh, [&] {
+    // On the first chunk Put (one worker), big.bin is rewritten.
+    std::function<void()> rewrite = [&] {
       std::string other = Random(same_size ? big_.size() : big_.size() + 5000, 99);
       int fd = ::open(big.c_str(), O_WRONLY | O_TRUNC);
       ASSERT_GE(fd, 0);
       ASSERT_EQ(::write(fd, other.data(), other.size()), static_cast<ssize_t>(other.size()));
       ::close(fd);
-    });
+    };
+    TestStore hooked(**fresh);
+    hooked.fail = [&](std::string_view op, std::string_view key) -> std::optional<Status> {
+      if (op == "put" && key.starts_with("chunks/") && rewrite) std::exchange(rewrite, nullptr)();
+      return std::nullopt;
+    };
     PushOptions o{"changing", kSmall};
     o.jobs = 1;
     auto r = Push(src_, hooked, o);
