@@ -13,11 +13,11 @@
 
 #include <curl/curl.h>
 #include <fcntl.h>
-#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "core/log.h"
+#include "core/random.h"
 #include "core/strings.h"
 
 #ifndef CUTOVER_VERSION
@@ -486,14 +486,7 @@ class Transfer {
 };
 
 std::mt19937_64 MakeRng(const std::optional<uint64_t>& seed) {
-  if (seed) return std::mt19937_64(*seed);
-  // getrandom(2), not std::random_device: libstdc++'s random_device needs glibc 2.36
-  // (arc4random), which would raise the glibc the packaged binary asks of a host.
-  uint64_t s = 0;
-  if (::getrandom(&s, sizeof(s), 0) != static_cast<ssize_t>(sizeof(s))) {
-    s = static_cast<uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
-  }
-  return std::mt19937_64(s);
+  return std::mt19937_64(seed ? *seed : RandomSeed());
 }
 
 }  // namespace

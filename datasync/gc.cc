@@ -4,6 +4,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "core/random.h"
 #include "datasync/manifest.h"
 #include "datasync/shard.h"
 #include "datasync/snapshots.h"

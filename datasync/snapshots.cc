@@ -5,10 +5,10 @@
 #include <cstdio>
 #include <unordered_map>
 
+#include "core/random.h"
 #include "core/sha256.h"
 #include "datasync/manifest.h"
 #include "datasync/shard.h"
-#include "datasync/store_lock.h"
 
 namespace cutover {
 namespace {

@@ -1,6 +1,5 @@
 #include "datasync/store_lock.h"
 
-#include <sys/random.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -9,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/process_identity.h"
+#include "core/random.h"
 #include "core/sha256.h"
 #include "core/units.h"
 
@@ -51,26 +51,6 @@ LockInfo ParseLock(std::string_view key, std::string_view bytes) {
   info.created_ns = num("created_ns");
   info.refreshed_ns = num("refreshed_ns");
   return info;
-}
-
-std::string RandomHex(size_t bytes) {
-  // getrandom, not std::random_device: libstdc++ may pick arc4random, which needs glibc 2.36
-  // and would raise the glibc the release tarball needs.
-  std::vector<unsigned char> buf(bytes);
-  size_t got = 0;
-  while (got < bytes) {
-    ssize_t n = ::getrandom(buf.data() + got, bytes - got, 0);
-    if (n > 0) {
-      got += static_cast<size_t>(n);
-    } else if (errno != EINTR) {
-      // No getrandom (a pre-3.17 kernel): time and pid still tell concurrent holders apart.
-      uint64_t v = static_cast<uint64_t>(SystemNowNs()) ^ (static_cast<uint64_t>(::getpid()) << 40);
-      for (; got < bytes; ++got, v = v * 6364136223846793005u + 1442695040888963407u) {
-        buf[got] = static_cast<unsigned char>(v >> 56);
-      }
-    }
-  }
-  return HexEncode(std::span<const uint8_t>(buf.data(), bytes));
 }
 
 bool LockIsStale(const LockInfo& l, int64_t now_ns, std::chrono::nanoseconds stale_after,

@@ -73,9 +73,6 @@ bool LockIsStale(const LockInfo& l, int64_t now_ns, std::chrono::nanoseconds sta
 // unless it is a JSON object with kind "push" or "gc"; missing or mistyped fields read as empty.
 LockInfo ParseLock(std::string_view key, std::string_view bytes);
 
-// `bytes` random bytes from the kernel, as lowercase hex.
-std::string RandomHex(size_t bytes);
-
 // Every lock in the store, skipping objects under locks/ that vanish while listed. A lock object
 // that cannot be parsed is returned with kind "unknown" and refreshed_ns 0 (stale).
 Result<std::vector<LockInfo>> ListLocks(Store& store);
