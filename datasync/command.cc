@@ -525,9 +525,7 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
                                     "Upload a directory as a snapshot to a store: file:///path, "
                                     "http(s)://host/path (WebDAV), s3://bucket/prefix");
   p->add_option("SRC_DIR", push->src, "Directory to push")->required();
-  p->add_option("STORE", push->store,
-                "Store URL: file:///path, http(s)://host/path or s3://bucket/prefix")
-      ->required();
+  AddStoreArgs(p, &push->store, &push->store_flags, kStoreEncrypt | kStoreBwlimit);
   p->add_option("--name", push->name,
                 "Snapshot name: each push adds a snapshot with a new id to the name's series "
                 "(and reuses what the newest one holds)")
@@ -542,16 +540,11 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   p->add_option("--shard", push->shard,
                 "Push only shard I of N (e.g. 2/4: the entries whose path hashes to 2), as a part "
                 "that `datasync merge` publishes once all N are pushed; run one per machine");
-  AddStoreFlags(p, &push->store_flags);
-  AddEncryptFlag(p, &push->store_flags);
-  AddBwlimitFlag(p, &push->store_flags);
   SetCommand(p, ctx, [&ctx, push]() { return RunPush(ctx.global, *push); });
 
   auto pull = std::make_shared<PullArgs>();
   CLI::App* l = cmd->add_subcommand("pull", "Restore a snapshot from a store into a directory");
-  l->add_option("STORE", pull->store,
-                "Store URL: file:///path, http(s)://host/path or s3://bucket/prefix")
-      ->required();
+  AddStoreArgs(l, &pull->store, &pull->store_flags, kStoreEncrypt | kStoreBwlimit);
   l->add_option("--name", pull->name, "Snapshot name: the newest snapshot of that name");
   l->add_option("--id", pull->id, "Or a snapshot id (or unique prefix; `datasync snapshots`)");
   l->add_option("DEST_DIR", pull->dest, "Directory to restore into")->required();
@@ -561,37 +554,29 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
   l->add_flag("--delete", pull->delete_extra,
               "Remove what DEST_DIR holds that the snapshot does not name (inside DEST_DIR only, "
               "never through a symlink; with --dry-run, list it)");
-  AddStoreFlags(l, &pull->store_flags);
-  AddEncryptFlag(l, &pull->store_flags);
-  AddBwlimitFlag(l, &pull->store_flags);
   SetCommand(l, ctx, [&ctx, pull]() { return RunPull(ctx.global, *pull); });
 
   auto ver = std::make_shared<VerifyArgs>();
   CLI::App* v = cmd->add_subcommand("verify", "Check every chunk of a snapshot (and DEST_DIR)");
-  v->add_option("STORE", ver->store, "Store URL")->required();
+  AddStoreArgs(v, &ver->store, &ver->store_flags, kStoreEncrypt | kStoreBwlimit);
   v->add_option("--name", ver->name, "Snapshot name: the newest snapshot of that name");
   v->add_option("--id", ver->id, "Or a snapshot id (or unique prefix; `datasync snapshots`)");
   v->add_option("DEST_DIR", ver->dest, "Also compare this directory with the snapshot");
   v->add_option("--jobs", ver->jobs, "Parallel reads (default 8)")->check(IntRange(1, 256));
   v->add_flag("--allow-extra", ver->allow_extra,
               "Accept entries in DEST_DIR that the snapshot does not name (reported otherwise)");
-  AddStoreFlags(v, &ver->store_flags);
-  AddEncryptFlag(v, &ver->store_flags);
-  AddBwlimitFlag(v, &ver->store_flags);
   SetCommand(v, ctx, [&ctx, ver]() { return RunVerify(ctx.global, *ver); });
 
   auto plan = std::make_shared<PushArgs>();
   CLI::App* pl = cmd->add_subcommand("plan", "What a push would send after dedup, and how long");
   pl->add_option("SRC_DIR", plan->src, "Directory to push")->required();
-  pl->add_option("STORE", plan->store, "Store URL")->required();
+  AddStoreArgs(pl, &plan->store, &plan->store_flags, kStoreEncrypt);
   pl->add_option("--name", plan->name, "Snapshot name (its previous version's packs are reused)");
   pl->add_option("--bandwidth", plan->bandwidth, "Link speed, e.g. 10Gbit, 100M (default 10Gbit)");
   pl->add_option("--chunk-min", plan->min, "Minimum chunk size in bytes (a new store only)");
   pl->add_option("--chunk-avg", plan->avg, "Average chunk size in bytes, a power of two");
   pl->add_option("--chunk-max", plan->max, "Maximum chunk size in bytes");
   pl->add_option("--jobs", plan->jobs, "Parallel workers (default 8)")->check(IntRange(1, 256));
-  AddStoreFlags(pl, &plan->store_flags);
-  AddEncryptFlag(pl, &plan->store_flags);
   SetCommand(pl, ctx, [&ctx, plan]() { return RunPlan(ctx.global, *plan); });
 
   AddSnapshotCommands(*cmd, ctx);
@@ -602,11 +587,10 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
       "Prove a store allows what push and pull need (list, write, read, ranged read, delete of "
       "a probe object under check/), with round-trip latency and a throughput sample; exit 1 "
       "when a step fails");
-  ck->add_option("STORE", check->store, "Store URL")->required();
+  AddStoreArgs(ck, &check->store, &check->store_flags, kStoreFlagsOnly);
   ck->add_option("--sample", check->sample,
                  "Probe object size for the throughput sample "
                  "(default 4MiB)");
-  AddStoreFlags(ck, &check->store_flags);
   SetCommand(ck, ctx, [&ctx, check]() { return RunCheck(ctx.global, *check); });
 
   auto limit = std::make_shared<int>(100);
@@ -620,27 +604,23 @@ void AddDatasyncCommand(CLI::App& root, CommandContext& ctx) {
       "gc",
       "Delete the chunks and packs no snapshot references (mark and sweep) under a store lock: "
       "gc refuses to run beside a live push, and a push started meanwhile fails (exit 2)");
-  gcc->add_option("STORE", gc->store, "Store URL")->required();
+  AddStoreArgs(gcc, &gc->store, &gc->store_flags, kStoreEncrypt);
   gcc->add_option("--grace", gc->grace,
                   "A lock not refreshed for this long is stale and ignored, e.g. 2h "
                   "(default 1h, at least 15m)");
   gcc->add_option("--jobs", gc->jobs, "Parallel deletes (default 8)")->check(IntRange(1, 256));
   gcc->add_flag("--dry-run", gc->dry_run,
                 "Say what would be deleted; take no lock, delete nothing");
-  AddStoreFlags(gcc, &gc->store_flags);
-  AddEncryptFlag(gcc, &gc->store_flags);
   SetCommand(gcc, ctx, [&ctx, gc]() { return RunGc(ctx.global, *gc); });
   auto merge = std::make_shared<MergeArgs>();
   CLI::App* mg = cmd->add_subcommand(
       "merge",
       "Publish the parts of a sharded push (push --shard I/N on N machines) as one snapshot, "
       "once all N are in the store and saw the same tree; then remove the parts");
-  mg->add_option("STORE", merge->store, "Store URL")->required();
+  AddStoreArgs(mg, &merge->store, &merge->store_flags, kStoreEncrypt);
   mg->add_option("--name", merge->name, "Snapshot name the parts were pushed with")->required();
   mg->add_flag("--keep-parts", merge->keep_parts, "Leave the parts in the store");
   mg->add_flag("--dry-run", merge->dry_run, "Check the parts and count; write nothing");
-  AddStoreFlags(mg, &merge->store_flags);
-  AddEncryptFlag(mg, &merge->store_flags);
   SetCommand(mg, ctx, [&ctx, merge]() { return RunMerge(ctx.global, *merge); });
 }
 

@@ -283,10 +283,8 @@ void AddSnapshotCommands(CLI::App& datasync, CommandContext& ctx) {
   auto ls_args = std::make_shared<LsArgs>();
   CLI::App* ls = datasync.add_subcommand(
       "ls", "List a store's snapshots with their files and bytes, or (--id) one snapshot's files");
-  ls->add_option("STORE", ls_args->store, "Store URL")->required();
+  AddStoreArgs(ls, &ls_args->store, &ls_args->store_flags, kStoreEncrypt);
   ls->add_option("--id", ls_args->id, "List this snapshot's entries (an id or unique prefix)");
-  AddStoreFlags(ls, &ls_args->store_flags);
-  AddEncryptFlag(ls, &ls_args->store_flags);
   SetCommand(ls, ctx, [&ctx, ls_args]() { return RunLs(ctx.global, *ls_args); });
 
   auto snaps = std::make_shared<SnapshotsArgs>();
@@ -294,10 +292,8 @@ void AddSnapshotCommands(CLI::App& datasync, CommandContext& ctx) {
       "snapshots",
       "List a store's snapshots (every push makes one, with its own id; a name is the series "
       "of its pushes, newest last)");
-  sn->add_option("STORE", snaps->store, "Store URL")->required();
+  AddStoreArgs(sn, &snaps->store, &snaps->store_flags, kStoreEncrypt);
   sn->add_option("--name", snaps->name, "Only this name's series");
-  AddStoreFlags(sn, &snaps->store_flags);
-  AddEncryptFlag(sn, &snaps->store_flags);
   SetCommand(sn, ctx, [&ctx, snaps]() { return RunSnapshots(ctx.global, *snaps); });
 
   auto forget = std::make_shared<ForgetArgs>();
@@ -305,14 +301,12 @@ void AddSnapshotCommands(CLI::App& datasync, CommandContext& ctx) {
       "forget",
       "Remove snapshots by id, or all but the newest K of a name; `gc` then deletes the chunks "
       "no remaining snapshot uses");
-  fg->add_option("STORE", forget->store, "Store URL")->required();
+  AddStoreArgs(fg, &forget->store, &forget->store_flags, kStoreEncrypt);
   fg->add_option("--id", forget->ids, "A snapshot id (or unique prefix); repeatable");
   fg->add_option("--name", forget->name, "The series to thin out (with --keep-last)");
   fg->add_option("--keep-last", forget->keep_last, "Keep the newest K snapshots of --name")
       ->check(IntRange(1, 1000000));
   fg->add_flag("--dry-run", forget->dry_run, "Say what would be forgotten; remove nothing");
-  AddStoreFlags(fg, &forget->store_flags);
-  AddEncryptFlag(fg, &forget->store_flags);
   SetCommand(fg, ctx, [&ctx, forget]() { return RunForget(ctx.global, *forget); });
 
   auto diff = std::make_shared<DiffArgs>();
@@ -320,11 +314,9 @@ void AddSnapshotCommands(CLI::App& datasync, CommandContext& ctx) {
       "diff",
       "The paths added (+), removed (-), changed in content (M) or only in mode or time (U) "
       "from snapshot ID1 to ID2");
-  df->add_option("STORE", diff->store, "Store URL")->required();
+  AddStoreArgs(df, &diff->store, &diff->store_flags, kStoreEncrypt);
   df->add_option("ID1", diff->from, "The older snapshot's id (or unique prefix)")->required();
   df->add_option("ID2", diff->to, "The newer snapshot's id (or unique prefix)")->required();
-  AddStoreFlags(df, &diff->store_flags);
-  AddEncryptFlag(df, &diff->store_flags);
   SetCommand(df, ctx, [&ctx, diff]() { return RunDiff(ctx.global, *diff); });
 }
 

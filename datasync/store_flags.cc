@@ -13,7 +13,9 @@
 
 namespace cutover {
 
-void AddStoreFlags(CLI::App* app, StoreFlags* f) {
+namespace {
+
+void AddCommonFlags(CLI::App* app, StoreFlags* f) {
   app->add_option("--s3-endpoint", f->s3_endpoint,
                   "S3-compatible endpoint URL, e.g. http://127.0.0.1:9000 (default "
                   "$AWS_ENDPOINT_URL_S3, $AWS_ENDPOINT_URL, else AWS)");
@@ -42,6 +44,19 @@ void AddEncryptFlag(CLI::App* app, StoreFlags* f) {
                   "AES-256-GCM, chunk names keyed HMAC-SHA-256. Only a new store can be "
                   "encrypted; every later command on it needs the same key")
       ->option_text("KEYFILE");
+}
+
+}  // namespace
+
+void AddStoreArgs(CLI::App* app, std::string* url, StoreFlags* f, unsigned extras) {
+  app->add_option("STORE", *url,
+                  "Store URL: file:///path, http(s)://host/path (WebDAV) or s3://bucket/prefix")
+      ->required();
+  // Listed apart in --help, after the command's own options.
+  auto* group = app->add_option_group("Store", "How to reach and read the store");
+  AddCommonFlags(group, f);
+  if ((extras & kStoreEncrypt) != 0) AddEncryptFlag(group, f);
+  if ((extras & kStoreBwlimit) != 0) AddBwlimitFlag(group, f);
 }
 
 namespace {

@@ -26,12 +26,17 @@ struct StoreFlags {
   bool takes_encrypt = false;
 };
 
-// --s3-endpoint, --s3-region, --s3-virtual-host, --cacert, --insecure.
-void AddStoreFlags(CLI::App* app, StoreFlags* f);
-// --bwlimit, for the commands that move chunks.
-void AddBwlimitFlag(CLI::App* app, StoreFlags* f);
-// --encrypt, for every command that reads or writes snapshots or chunks.
-void AddEncryptFlag(CLI::App* app, StoreFlags* f);
+// Which flags beyond the common ones a command takes (AddStoreArgs).
+enum StoreFlagSet : unsigned {
+  kStoreFlagsOnly = 0,
+  kStoreEncrypt = 1,  // --encrypt: the command reads or writes snapshots or chunks
+  kStoreBwlimit = 2,  // --bwlimit: the command moves chunks
+};
+
+// The STORE positional (required, at this point of the positionals) into *url, the common store
+// flags (--s3-endpoint, --s3-region, --s3-virtual-host, --cacert, --insecure) and those of
+// `extras` (StoreFlagSet bits) into *f.
+void AddStoreArgs(CLI::App* app, std::string* url, StoreFlags* f, unsigned extras);
 
 // Opens the store at `url` with the flags (`jobs` transfers at once). InvalidArgument for a bad
 // flag; with --encrypt taken, a key that does not match the store's config is refused before
