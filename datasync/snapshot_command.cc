@@ -107,11 +107,22 @@ Result<int> RunLs(const GlobalOptions& g, const LsArgs& a) {
   CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
                            OpenExistingStore("ls", a.store, a.store_flags));
   if (!a.id.empty()) return RunLsSnapshot(g, *store, a.id);
-  CUTOVER_ASSIGN_OR_RETURN(std::vector<SnapshotRef> refs, ListSnapshots(*store, std::nullopt));
+  // Every manifest is read once, for its counts; a legacy one's time comes from that read too.
+  CUTOVER_ASSIGN_OR_RETURN(std::vector<SnapshotRef> refs,
+                           ListSnapshots(*store, std::nullopt, /*legacy_times=*/false));
+  std::vector<std::pair<SnapshotRef, SnapshotSummary>> rows;
+  for (SnapshotRef& r : refs) {
+    Result<SnapshotSummary> read = Summarize(*store, r.key);
+    if (!read.ok() && read.status().code() == Code::kNotFound) continue;  // forgotten meanwhile
+    CUTOVER_ASSIGN_OR_RETURN(SnapshotSummary sum, std::move(read));
+    if (r.legacy) r.created_ns = sum.header.created_ns;
+    rows.emplace_back(std::move(r), std::move(sum));
+  }
+  std::stable_sort(rows.begin(), rows.end(),
+                   [](const auto& a, const auto& b) { return OldestFirst(a.first, b.first); });
   json list = json::array();
   std::string table = "ID\tNAME\tCREATED\tFILES\tBYTES\n";
-  for (const SnapshotRef& r : refs) {
-    CUTOVER_ASSIGN_OR_RETURN(SnapshotSummary sum, Summarize(*store, r.key));
+  for (const auto& [r, sum] : rows) {
     json j = RefJson(r);
     j["files"] = sum.files;
     j["bytes"] = sum.bytes;

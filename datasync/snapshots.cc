@@ -23,23 +23,28 @@ bool IsLowerHex(std::string_view s) {
 }
 
 // A legacy snapshot's ref, with the time its manifest's header holds (0 when the manifest cannot
-// be read: what reads it in earnest, pull or verify or ls, reports that in its own words).
-Result<SnapshotRef> ReadLegacy(Store& store, std::string_view key) {
+// be read: what reads it in earnest, pull or verify or ls, reports that in its own words; or when
+// `read_time` is false: the manifest is not read at all).
+Result<SnapshotRef> ReadLegacy(Store& store, std::string_view key, bool read_time = true) {
   std::string name(key.substr(sizeof(kLegacyPrefix) - 1));
   SnapshotRef ref{
       .id = LegacySnapshotId(name), .name = name, .key = std::string(key), .legacy = true};
+  if (!read_time) return ref;
   CUTOVER_ASSIGN_OR_RETURN(std::string bytes, store.Get(key));
   Result<Manifest> header = ReadManifest(bytes, [](Entry&&) { return Status::Ok(); });
   if (header.ok()) ref.created_ns = header->created_ns;
   return ref;
 }
 
-// Names in byte order, each name's snapshots oldest first (ties by id, so the order is total).
+}  // namespace
+
 bool OldestFirst(const SnapshotRef& a, const SnapshotRef& b) {
   if (a.name != b.name) return a.name < b.name;
   if (a.created_ns != b.created_ns) return a.created_ns < b.created_ns;
   return a.id < b.id;
 }
+
+namespace {
 
 // The snapshots under `prefix` of snap/, oldest first.
 Result<std::vector<SnapshotRef>> ListSeries(Store& store, const std::string& prefix) {
@@ -107,7 +112,8 @@ std::optional<SnapshotRef> ParseSeriesKey(std::string_view key) {
 }
 
 Result<std::vector<SnapshotRef>> ListSnapshots(Store& store,
-                                               const std::optional<std::string>& name) {
+                                               const std::optional<std::string>& name,
+                                               bool legacy_times) {
   if (name) CUTOVER_RETURN_IF_ERROR(SnapshotKey(*name).status());
   CUTOVER_ASSIGN_OR_RETURN(
       std::vector<SnapshotRef> out,
@@ -124,7 +130,7 @@ Result<std::vector<SnapshotRef>> ListSnapshots(Store& store,
     }));
   }
   for (const std::string& key : legacy) {
-    Result<SnapshotRef> ref = ReadLegacy(store, key);
+    Result<SnapshotRef> ref = ReadLegacy(store, key, legacy_times);
     if (!ref.ok() && ref.status().code() == Code::kNotFound) continue;  // forgotten meanwhile
     CUTOVER_RETURN_IF_ERROR(ref.status());
     out.push_back(std::move(ref).value());

@@ -71,9 +71,15 @@ std::optional<SnapshotRef> ParseSeriesKey(std::string_view key);
 
 // Every snapshot of the store (of `name` only when set), oldest first within a name, names in
 // byte order. A legacy snapshot's manifest is read for its time (its header only matters, but
-// the stream is read through); one that cannot be read is an error naming its key.
+// the stream is read through) unless `legacy_times` is false: then its created_ns is 0 and the
+// caller, which reads the manifests anyway (ls), fills it in and sorts with OldestFirst. One that
+// cannot be read is an error naming its key.
 Result<std::vector<SnapshotRef>> ListSnapshots(Store& store,
-                                               const std::optional<std::string>& name);
+                                               const std::optional<std::string>& name,
+                                               bool legacy_times = true);
+
+// Names in byte order, each name's snapshots oldest first (ties by id: a total order).
+bool OldestFirst(const SnapshotRef& a, const SnapshotRef& b);
 
 // The newest snapshot of `name`; NotFound "no snapshot NAME in URL" when the series is empty.
 Result<SnapshotRef> NewestSnapshot(Store& store, std::string_view name);

@@ -21,6 +21,7 @@
 #include "datasync/push.h"
 #include "datasync/verify.h"
 #include "tests/datasync/tree.h"
+#include "tests/datasync/test_store.h"
 #include "tests/harness/test_env.h"
 
 namespace cutover {
@@ -271,6 +272,15 @@ TEST_F(SnapshotsTest, AStoreWrittenBeforeIdsStaysReadable) {
   EXPECT_EQ(legacy.key, "snapshots/legacy");
   EXPECT_GT(legacy.created_ns, 0);
   EXPECT_EQ(ListSnapshots(*store_, std::nullopt)->size(), 1u);
+  // A caller that reads the manifests anyway (ls) asks for no time: the manifest is not read.
+  TestStore counted(*store_);
+  auto untimed = ListSnapshots(counted, std::nullopt, /*legacy_times=*/false);
+  ASSERT_TRUE(untimed.ok());
+  ASSERT_EQ(untimed->size(), 1u);
+  EXPECT_EQ(untimed->front().created_ns, 0);
+  EXPECT_EQ(counted.Count("get", "snapshots/"), 0);
+  ASSERT_TRUE(ListSnapshots(counted, std::nullopt).ok());
+  EXPECT_EQ(counted.Count("get", "snapshots/"), 1);
 
   std::string d = dir_.Join("d");
   auto pulled = Pull(*store_, "legacy", d, {});
