@@ -38,13 +38,9 @@ while [ "$n" -lt "$runs" ]; do
   n=$((n + 1))
 done
 
-# median COLUMN FILE
-median() { cut -d' ' -f"$1" "$2" | sort -n | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-spread() { cut -d' ' -f"$1" "$2" | sort -n | awk 'NR == 1 { lo = $1 } { hi = $1 } END { print lo "-" hi }'; }
+. "$(dirname "$0")/../lib/stats.sh"
 echo "push of $size MiB in $files files, file:// store, --jobs 2, $runs runs each, interleaved"
 for tag in A B; do
-  echo "$tag: wall $(median 1 "$work/$tag") s ($(spread 1 "$work/$tag")), cpu $(median 2 "$work/$tag") s ($(spread 2 "$work/$tag"))"
+  echo "$tag: wall $(median_of "$work/$tag" 1) s ($(range_of "$work/$tag" 1)), cpu $(median_of "$work/$tag" 2) s ($(range_of "$work/$tag" 2))"
 done
-wa=$(median 1 "$work/A"); wb=$(median 1 "$work/B")
-ca=$(median 2 "$work/A"); cb=$(median 2 "$work/B")
-echo "B/A: wall $(echo "$wb $wa" | awk '{ printf "%.2f", $1 / $2 }')x, cpu $(echo "$cb $ca" | awk '{ printf "%.2f", $1 / $2 }')x (below 1: B is faster)"
+echo "B/A: wall $(ratio_of "$(median_of "$work/B" 1)" "$(median_of "$work/A" 1)")x, cpu $(ratio_of "$(median_of "$work/B" 2)" "$(median_of "$work/A" 2)")x (below 1: B is faster)"

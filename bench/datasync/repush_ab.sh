@@ -12,6 +12,7 @@ files=${3:-10000}
 runs=${4:-5}
 work=$(mktemp -d)
 here=$(dirname "$0")
+. "$here/../lib/stats.sh"
 . "$here/webdav.sh"
 python3 "$here/tree.py" files "$work/src" "$files" 4096
 now() { date +%s.%N; }
@@ -31,10 +32,8 @@ while [ "$n" -lt "$runs" ]; do
   push "$b" B
   n=$((n + 1))
 done
-median() { sort -g "$1" | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-spread() { sort -g "$1" | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.2f-%.2f", lo, hi }'; }
 echo "re-push of $files unchanged files of 4 KiB to WebDAV (nginx), $runs runs each, interleaved"
 for tag in A B; do
-  echo "$tag: $(median "$work/$tag") s ($(spread "$work/$tag"))"
+  echo "$tag: $(median_of "$work/$tag") s ($(range_of "$work/$tag"))"
 done
-echo "B/A: $(echo "$(median "$work/B") $(median "$work/A")" | awk '{ printf "%.2f", $1 / $2 }')x (below 1: B is faster)"
+echo "B/A: $(ratio_of "$(median_of "$work/B")" "$(median_of "$work/A")")x (below 1: B is faster)"
