@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <random>
 
+#include "core/units.h"
 #include "datasync/snapshots.h"
 
 namespace cutover {
@@ -170,6 +171,46 @@ Result<CheckResult> CheckStore(Store& store, const CheckOptions& options) {
   out.ok = std::all_of(out.steps.begin(), out.steps.end(),
                        [](const CheckStep& s) { return s.result == "ok"; });
   return out;
+}
+
+nlohmann::json CheckResultToJson(const CheckResult& r, const CheckOptions& opts,
+                                 std::string_view store_url) {
+  nlohmann::json steps = nlohmann::json::array();
+  for (const CheckStep& st : r.steps) {
+    nlohmann::json j = {
+        {"name", st.name}, {"result", st.result}, {"detail", st.detail}, {"seconds", st.seconds}};
+    if (st.bytes_per_s) j["bytes_per_s"] = *st.bytes_per_s;
+    steps.push_back(std::move(j));
+  }
+  nlohmann::json doc = {{"schema", "cutover.datasync-check/1"},
+                        {"store", store_url},
+                        {"ok", r.ok},
+                        {"probe_key", r.probe_key},
+                        {"probe_left", r.probe_left},
+                        {"snapshots", r.snapshots},
+                        {"config_present", r.config_present},
+                        {"sample_bytes", opts.sample_bytes},
+                        {"steps", steps}};
+  if (r.latency_ms) doc["latency_ms"] = *r.latency_ms;
+  return doc;
+}
+
+std::string RenderCheckResult(const CheckResult& r, const CheckOptions& /*opts*/,
+                              std::string_view store_url) {
+  std::string table = "STEP\tRESULT\tTIME\tDETAIL\n";
+  for (const CheckStep& st : r.steps) {
+    std::string detail = st.detail;
+    if (st.bytes_per_s) detail += " (" + FormatRate(*st.bytes_per_s) + ")";
+    table += st.name + "\t" + st.result + "\t" +
+             FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(st.seconds * 1000))) +
+             "\t" + detail + "\n";
+  }
+  table += std::string(r.ok ? "store ok: " : "store FAILED: ") + std::string(store_url) +
+           (r.ok ? " allows list, read, write, ranged read and delete"
+                 : " refuses what push or pull needs (see the failed steps)") +
+           "\n";
+  if (r.probe_left) table += "the probe object " + r.probe_key + " could not be removed\n";
+  return table;
 }
 
 }  // namespace cutover

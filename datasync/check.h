@@ -19,7 +19,10 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "datasync/store.h"
@@ -53,6 +56,13 @@ struct CheckResult {
 // Runs the steps in order against `store`. Only an invalid option is an error; what the store
 // refuses is a failed step.
 Result<CheckResult> CheckStore(Store& store, const CheckOptions& options);
+
+// The result of a check of `store_url` with `opts` as the cutover.datasync-check/1 document and
+// as the table `datasync check` prints.
+nlohmann::json CheckResultToJson(const CheckResult& r, const CheckOptions& opts,
+                                 std::string_view store_url);
+std::string RenderCheckResult(const CheckResult& r, const CheckOptions& opts,
+                              std::string_view store_url);
 
 }  // namespace cutover
 

@@ -85,8 +85,9 @@ void SayLockGone(const std::string& line) { std::fprintf(stderr, "cutover: %s\n"
 Result<SnapshotSelector> Selector(const std::string& verb, const std::string& name,
                                   const std::string& id) {
   if (name.empty() == id.empty()) {
-    return Status::InvalidArgument(verb + ": give --name NAME (the newest snapshot of that name) "
-                                          "or --id ID, one of the two");
+    return Status::InvalidArgument(verb +
+                                   ": give --name NAME (the newest snapshot of that name) "
+                                   "or --id ID, one of the two");
   }
   if (!id.empty()) return SnapshotSelector::Id(id);
   return SnapshotSelector(name);
@@ -101,152 +102,102 @@ void Audit(DatasyncState* state, AuditRecord r, const Status& outcome) {
   if (!s.ok()) std::fprintf(stderr, "cutover: audit: %s\n", s.message().c_str());
 }
 
+// What the commands that move or delete objects share: the store opened with the flags, the local
+// state, a progress display (started), and the audit row each leaves.
+class Session {
+ public:
+  static Result<std::unique_ptr<Session>> Open(const GlobalOptions& g, const char* verb,
+                                               const std::string& url, const StoreFlags& flags,
+                                               int jobs) {
+    auto s = std::unique_ptr<Session>(new Session());
+    CUTOVER_ASSIGN_OR_RETURN(s->store_, OpenStoreWith(url, flags, jobs));
+    CUTOVER_ASSIGN_OR_RETURN(s->state_, OpenState(g));
+    CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, TransferProgress(g));
+    s->progress_ = std::make_unique<Progress>(popts, verb, 0);
+    s->progress_->StartTimer();
+    s->verb_ = verb;
+    return s;
+  }
+
+  Store& store() const { return *store_; }
+  DatasyncState* state() const { return state_.get(); }
+  std::function<void(uint64_t)> OnTotal() {
+    return [this](uint64_t t) { progress_->SetTotal(t); };
+  }
+  std::function<void(uint64_t)> OnDone() {
+    return [this](uint64_t n) { progress_->Add(n); };
+  }
+
+  // Ends the progress display with `outcome` and, unless `dry_run` (which writes no state),
+  // records the audit row: `source` to `destination`, `snapshot`, `bytes` moved.
+  void Finish(const Status& outcome, bool dry_run, std::string source, std::string destination,
+              std::string snapshot, uint64_t bytes) {
+    progress_->Finish(outcome);
+    if (dry_run) return;
+    Audit(state_.get(),
+          AuditRecord{started_ns_, "", verb_, std::move(source), std::move(destination),
+                      std::move(snapshot), outcome.ok() ? bytes : 0, ""},
+          outcome);
+  }
+
+ private:
+  Session() = default;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<DatasyncState> state_;
+  std::unique_ptr<Progress> progress_;
+  std::string verb_;
+  int64_t started_ns_ = NowNs();
+};
+
 Result<int> RunPush(const GlobalOptions& g, const PushArgs& a) {
   CUTOVER_ASSIGN_OR_RETURN(ChunkerParams params, ChunkerParams::Make(a.min, a.avg, a.max));
   std::optional<ShardSpec> shard;
   if (!a.shard.empty()) {
     CUTOVER_ASSIGN_OR_RETURN(shard, ParseShard(a.shard));
   }
-  // What this push publishes: the snapshot, or its part for a later merge.
-  const std::string what =
-      shard ? "part " + a.shard + " of snapshot " + a.name : "snapshot " + a.name;
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
-                           OpenStoreWith(a.store, a.store_flags, a.jobs));
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
-  CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, TransferProgress(g));
-  Progress progress(popts, "push", 0);
-  progress.StartTimer();
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Session> s,
+                           Session::Open(g, "push", a.store, a.store_flags, a.jobs));
   PushOptions opts;
   opts.name = a.name;
   opts.chunker = params;
   opts.jobs = a.jobs;
-  opts.state = state.get();
+  opts.state = s->state();
   opts.dry_run = a.dry_run;
   opts.shard = shard;
   opts.lock.on_gone = SayLockGone;
-  opts.on_total = [&progress](uint64_t t) { progress.SetTotal(t); };
-  opts.on_confirmed = [&progress](uint64_t n) { progress.Add(n); };
-  AuditRecord audit{
-      NowNs(), "", "push", a.src, store->Url(), shard ? a.name + " part " + a.shard : a.name,
-      0,       ""};
-  Result<PushResult> pushed = Push(a.src, *store, opts);
-  progress.Finish(pushed.status());
-  if (pushed.ok()) audit.bytes = pushed->uploaded_bytes;
-  if (!a.dry_run) Audit(state.get(), audit, pushed.status());  // a dry run writes no state
+  opts.on_total = s->OnTotal();
+  opts.on_confirmed = s->OnDone();
+  Result<PushResult> pushed = Push(a.src, s->store(), opts);
+  s->Finish(pushed.status(), a.dry_run, a.src, s->store().Url(),
+            shard ? a.name + " part " + a.shard : a.name, pushed.ok() ? pushed->uploaded_bytes : 0);
   if (!pushed.ok()) return pushed.status();
-  const PushResult& r = *pushed;
-  nlohmann::json doc = {{"schema", "cutover.datasync-push/1"},
-                        {"snapshot", a.name},
-                        {"id", r.snapshot_id},
-                        {"store", store->Url()},
-                        {"files", r.files},
-                        {"dirs", r.dirs},
-                        {"symlinks", r.symlinks},
-                        {"bytes", r.bytes},
-                        {"chunks", r.chunks},
-                        {"uploaded_objects", r.uploaded_objects},
-                        {"uploaded_bytes", r.uploaded_bytes},
-                        {"files_read", r.files_read},
-                        {"files_cached", r.files_cached},
-                        {"hashed_bytes", r.hashed_bytes},
-                        {"scanned_bytes", r.scanned_bytes},
-                        {"skipped", r.skipped}};
-  if (shard) doc["shard"] = {{"index", shard->index}, {"count", shard->count}};
-  if (a.dry_run) {
-    // What Push counted as uploaded is what a real push would upload.
-    doc["dry_run"] = true;
-    doc["would_upload_objects"] = std::exchange(doc["uploaded_objects"], 0);
-    doc["would_upload_bytes"] = std::exchange(doc["uploaded_bytes"], 0);
-    std::string table =
-        "dry run: " + what + " of " + std::to_string(r.files) + " files (" + FormatBytes(r.bytes) +
-        ") would upload " + std::to_string(r.uploaded_objects) + " objects (" +
-        FormatBytes(r.uploaded_bytes) + ") to " + store->Url() + "; nothing was written\n";
-    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
-    return 0;
-  }
-  std::string table = "pushed " + what + (r.snapshot_id.empty() ? "" : " " + r.snapshot_id) +
-                      " to " + store->Url() + ": " + std::to_string(r.files) +
-                      " files, " + std::to_string(r.dirs) + " dirs, " + std::to_string(r.symlinks) +
-                      " symlinks, " + std::to_string(r.bytes) + " bytes; uploaded " +
-                      std::to_string(r.uploaded_objects) + " objects (" +
-                      std::to_string(r.uploaded_bytes) + " bytes)\n";
-  for (const std::string& s : r.skipped) table += "skipped " + s + "\n";
-  if (shard) {
-    table += "when every part of " + std::to_string(shard->count) +
-             " is pushed, publish them: cutover datasync merge " + store->Url() + " --name " +
-             a.name + "\n";
-  }
-  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, PushResultToJson(*pushed, opts, s->store().Url()),
+                                     RenderPushResult(*pushed, opts, s->store().Url())));
   return 0;
 }
 
 Result<int> RunPull(const GlobalOptions& g, const PullArgs& a) {
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
-                           OpenStoreWith(a.store, a.store_flags, a.jobs));
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
-  CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, TransferProgress(g));
-  Progress progress(popts, "pull", 0);
-  progress.StartTimer();
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Session> s,
+                           Session::Open(g, "pull", a.store, a.store_flags, a.jobs));
   PullOptions opts;
   opts.jobs = a.jobs;
   opts.dry_run = a.dry_run;
-  opts.on_total = [&progress](uint64_t t) { progress.SetTotal(t); };
-  opts.on_confirmed = [&progress](uint64_t n) { progress.Add(n); };
-  opts.state = a.dry_run ? nullptr : state.get();
+  opts.on_total = s->OnTotal();
+  opts.on_confirmed = s->OnDone();
+  opts.state = a.dry_run ? nullptr : s->state();
   opts.delete_extra = a.delete_extra;
   CUTOVER_ASSIGN_OR_RETURN(SnapshotSelector which, Selector("pull", a.name, a.id));
-  AuditRecord audit{NowNs(), "", "pull", store->Url(), a.dest, which.Label(), 0, ""};
-  auto r = Pull(*store, which, a.dest, opts);
-  progress.Finish(r.status());
-  if (r.ok()) audit.bytes = r->downloaded_bytes;
-  if (!a.dry_run) Audit(state.get(), audit, r.status());  // a dry run writes no state
+  auto r = Pull(s->store(), which, a.dest, opts);
+  s->Finish(r.status(), a.dry_run, s->store().Url(), a.dest, which.Label(),
+            r.ok() ? r->downloaded_bytes : 0);
   if (!r.ok() && r.status().code() == Code::kCorruption) {
     // Corrupt data in the store is a finding about the store (exit 1), not bad input.
     std::fprintf(stderr, "cutover: %s\n", r.status().message().c_str());
     return 1;
   }
   if (!r.ok()) return r.status();
-  nlohmann::json doc = {{"schema", "cutover.datasync-pull/1"},
-                        {"snapshot", r->snapshot.name},
-                        {"id", r->snapshot.id},
-                        {"store", store->Url()},
-                        {"dest", a.dest},
-                        {"files", r->files},
-                        {"dirs", r->dirs},
-                        {"symlinks", r->symlinks},
-                        {"bytes", r->bytes},
-                        {"downloaded_bytes", r->downloaded_bytes},
-                        {"reused_bytes", r->reused_bytes}};
-  std::string deleted;
-  if (a.delete_extra) {
-    doc[a.dry_run ? "would_delete" : "deleted"] = r->deleted;
-    for (const std::string& path : r->deleted) {
-      deleted += (a.dry_run ? "would delete " : "deleted ") + path + "\n";
-    }
-  }
-  if (a.dry_run) {
-    doc["dry_run"] = true;
-    doc["would_download_bytes"] = std::exchange(doc["downloaded_bytes"], 0);
-    std::string table = "dry run: pulling snapshot " + r->snapshot.name + " " + r->snapshot.id +
-                        " (" + std::to_string(r->files) +
-                        " files, " + FormatBytes(r->bytes) + ") into " + a.dest +
-                        " would download " + FormatBytes(r->downloaded_bytes) + " and reuse " +
-                        FormatBytes(r->reused_bytes) + " of its files; nothing was written\n";
-    table = deleted + table;
-    CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
-    return 0;
-  }
-  std::string table =
-      "pulled snapshot " + r->snapshot.name + " " + r->snapshot.id + " into " + a.dest + ": " +
-      std::to_string(r->files) +
-      " files, " + std::to_string(r->dirs) + " dirs, " + std::to_string(r->symlinks) +
-      " symlinks, " + std::to_string(r->bytes) + " bytes" +
-      (r->reused_bytes > 0
-           ? " (" + std::to_string(r->reused_bytes) + " of them already in " + a.dest + ")"
-           : std::string()) +
-      "\n";
-  table = deleted + table;
-  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, PullResultToJson(*r, opts, s->store().Url(), a.dest),
+                                     RenderPullResult(*r, opts, s->store().Url(), a.dest)));
   return 0;
 }
 
@@ -267,24 +218,8 @@ Result<int> RunVerify(const GlobalOptions& g, const VerifyArgs& a) {
   CUTOVER_ASSIGN_OR_RETURN(SnapshotSelector which, Selector("verify", a.name, a.id));
   CUTOVER_ASSIGN_OR_RETURN(VerifyResult r,
                            Verify(*store, which, a.dest, a.jobs, state.get(), a.allow_extra));
-  nlohmann::json doc = {{"schema", "cutover.datasync-verify/1"},
-                        {"snapshot", r.snapshot.name},
-                        {"id", r.snapshot.id},
-                        {"store", store->Url()},
-                        {"dest", a.dest},
-                        {"chunks_checked", r.chunks_checked},
-                        {"bytes_checked", r.bytes_checked},
-                        {"files_checked", r.files_checked},
-                        {"failures", r.failures},
-                        {"ok", r.failures.empty()}};
-  std::string table;
-  for (const std::string& f : r.failures) table += "FAIL " + f + "\n";
-  table += std::string(r.failures.empty() ? "verified" : "FAILED") + " snapshot " +
-           r.snapshot.name + " " + r.snapshot.id + ": " +
-           std::to_string(r.chunks_checked) + " chunks (" + FormatBytes(r.bytes_checked) + ")" +
-           (a.dest.empty() ? "" : ", " + std::to_string(r.files_checked) + " files in " + a.dest) +
-           ", " + std::to_string(r.failures.size()) + " failures\n";
-  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, VerifyResultToJson(r, store->Url(), a.dest),
+                                     RenderVerifyResult(r, store->Url(), a.dest)));
   return r.failures.empty() ? 0 : 1;
 }
 
@@ -302,26 +237,8 @@ Result<int> RunPlan(const GlobalOptions& g, const PushArgs& a) {
   opts.state = state.get();
   opts.dry_run = true;
   CUTOVER_ASSIGN_OR_RETURN(PushResult r, Push(a.src, *store, opts));
-  double seconds = static_cast<double>(r.uploaded_bytes) / bw;
-  nlohmann::json doc = {
-      {"schema", "cutover.datasync-plan/1"},
-      {"source", a.src},
-      {"store", store->Url()},
-      {"files", r.files},
-      {"bytes", r.bytes},
-      {"chunks", r.chunks},
-      {"send_objects", r.uploaded_objects},
-      {"send_bytes", r.uploaded_bytes},
-      {"dedup_bytes", r.bytes > r.uploaded_bytes ? r.bytes - r.uploaded_bytes : 0},
-      {"bandwidth_bytes_per_s", bw},
-      {"estimated_seconds", seconds}};
-  std::string table =
-      "plan " + a.src + " -> " + store->Url() + ": " + std::to_string(r.files) + " files, " +
-      FormatBytes(r.bytes) + "; would send " + std::to_string(r.uploaded_objects) + " objects, " +
-      FormatBytes(r.uploaded_bytes) + ", about " +
-      FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000))) + " at " +
-      FormatRate(bw) + "\n";
-  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, PlanToJson(r, a.src, store->Url(), bw),
+                                     RenderPlan(r, a.src, store->Url(), bw)));
   return 0;
 }
 
@@ -337,37 +254,8 @@ Result<int> RunCheck(const GlobalOptions& g, const CheckArgs& a) {
   CheckOptions opts;
   opts.sample_bytes = sample;
   CUTOVER_ASSIGN_OR_RETURN(CheckResult r, CheckStore(*store, opts));
-  nlohmann::json steps = nlohmann::json::array();
-  std::string table = "STEP\tRESULT\tTIME\tDETAIL\n";
-  for (const CheckStep& st : r.steps) {
-    nlohmann::json j = {
-        {"name", st.name}, {"result", st.result}, {"detail", st.detail}, {"seconds", st.seconds}};
-    std::string detail = st.detail;
-    if (st.bytes_per_s) {
-      j["bytes_per_s"] = *st.bytes_per_s;
-      detail += " (" + FormatRate(*st.bytes_per_s) + ")";
-    }
-    steps.push_back(std::move(j));
-    table += st.name + "\t" + st.result + "\t" +
-             FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(st.seconds * 1000))) +
-             "\t" + detail + "\n";
-  }
-  nlohmann::json doc = {{"schema", "cutover.datasync-check/1"},
-                        {"store", store->Url()},
-                        {"ok", r.ok},
-                        {"probe_key", r.probe_key},
-                        {"probe_left", r.probe_left},
-                        {"snapshots", r.snapshots},
-                        {"config_present", r.config_present},
-                        {"sample_bytes", sample},
-                        {"steps", steps}};
-  if (r.latency_ms) doc["latency_ms"] = *r.latency_ms;
-  table += std::string(r.ok ? "store ok: " : "store FAILED: ") + store->Url() +
-           (r.ok ? " allows list, read, write, ranged read and delete"
-                 : " refuses what push or pull needs (see the failed steps)") +
-           "\n";
-  if (r.probe_left) table += "the probe object " + r.probe_key + " could not be removed\n";
-  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, CheckResultToJson(r, opts, store->Url()),
+                                     RenderCheckResult(r, opts, store->Url())));
   return r.ok ? 0 : 1;
 }
 
@@ -386,56 +274,19 @@ Result<int> RunGc(const GlobalOptions& g, const GcArgs& a) {
                                    FormatDuration(kMinLockGrace) +
                                    " (pushes refresh their lock every 5m)");
   }
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Store> store,
-                           OpenStoreWith(a.store, a.store_flags, a.jobs));
-  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<DatasyncState> state, OpenState(g));
-  CUTOVER_ASSIGN_OR_RETURN(ProgressOptions popts, TransferProgress(g));
-  Progress progress(popts, "gc", 0);
-  progress.StartTimer();
+  CUTOVER_ASSIGN_OR_RETURN(std::unique_ptr<Session> s,
+                           Session::Open(g, "gc", a.store, a.store_flags, a.jobs));
   GcOptions opts;
   opts.jobs = a.jobs;
   opts.dry_run = a.dry_run;
   opts.lock.stale_after = grace;
   opts.lock.on_gone = SayLockGone;
-  opts.on_deleted = [&progress](uint64_t n) { progress.Add(n); };
-  AuditRecord audit{NowNs(), "", "gc", store->Url(), "", "", 0, ""};
-  Result<GcResult> r = CollectGarbage(*store, opts);
-  progress.Finish(r.status());
-  if (r.ok()) audit.bytes = r->unreferenced_bytes;
-  if (!a.dry_run) Audit(state.get(), audit, r.status());
+  opts.on_deleted = s->OnDone();
+  Result<GcResult> r = CollectGarbage(s->store(), opts);
+  s->Finish(r.status(), a.dry_run, s->store().Url(), "", "", r.ok() ? r->unreferenced_bytes : 0);
   if (!r.ok()) return r.status();
-  nlohmann::json doc = {{"schema", "cutover.datasync-gc/1"},
-                        {"store", store->Url()},
-                        {"dry_run", a.dry_run},
-                        {"grace_s", grace.count() / 1000},
-                        {"snapshots", r->snapshots},
-                        {"referenced_objects", r->referenced_objects},
-                        {"referenced_bytes", r->referenced_bytes},
-                        {"missing_objects", r->missing_objects},
-                        {"foreign_objects", r->foreign_objects},
-                        {"stale_locks_removed", r->stale_locks_removed},
-                        {"leftovers_removed", r->leftovers_removed}};
-  doc[a.dry_run ? "would_delete_objects" : "deleted_objects"] = r->unreferenced_objects;
-  doc[a.dry_run ? "would_delete_bytes" : "deleted_bytes"] = r->unreferenced_bytes;
-  std::string table = std::string(a.dry_run ? "dry run: gc would delete " : "gc deleted ") +
-                      std::to_string(r->unreferenced_objects) + " unreferenced objects (" +
-                      FormatBytes(r->unreferenced_bytes) + ") from " + store->Url() + "; kept " +
-                      std::to_string(r->referenced_objects) + " (" +
-                      FormatBytes(r->referenced_bytes) + ") of " + std::to_string(r->snapshots) +
-                      " snapshots\n";
-  if (r->missing_objects > 0) {
-    table += "warning: " + std::to_string(r->missing_objects) +
-             " objects the snapshots name are missing from the store (run verify)\n";
-  }
-  if (r->foreign_objects > 0) {
-    table += "left " + std::to_string(r->foreign_objects) +
-             " objects under chunks/ or packs/ that datasync did not write\n";
-  }
-  if (r->leftovers_removed > 0) {
-    table += "removed " + std::to_string(r->leftovers_removed) +
-             " temporaries that killed uploads left in the store\n";
-  }
-  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, GcResultToJson(*r, opts, s->store().Url()),
+                                     RenderGcResult(*r, opts, s->store().Url())));
   return 0;
 }
 
@@ -458,31 +309,8 @@ Result<int> RunMerge(const GlobalOptions& g, const MergeArgs& a) {
   if (r.ok()) audit.bytes = r->bytes;
   if (!a.dry_run) Audit(state.get(), audit, r.status());
   if (!r.ok()) return r.status();
-  nlohmann::json doc = {{"schema", "cutover.datasync-merge/1"},
-                        {"snapshot", a.name},
-                        {"store", store->Url()},
-                        {"dry_run", a.dry_run},
-                        {"parts", r->parts},
-                        {"files", r->files},
-                        {"dirs", r->dirs},
-                        {"symlinks", r->symlinks},
-                        {"bytes", r->bytes},
-                        {"chunks", r->chunks},
-                        {"parts_removed", r->parts_removed},
-                        {"parts_left", r->parts_left}};
-  std::string counts = std::to_string(r->files) + " files, " + std::to_string(r->dirs) + " dirs, " +
-                       std::to_string(r->symlinks) + " symlinks, " + FormatBytes(r->bytes);
-  std::string table;
-  if (a.dry_run) {
-    table = "dry run: merging " + std::to_string(r->parts) + " parts would publish snapshot " +
-            a.name + " (" + counts + "); nothing was written\n";
-  } else {
-    table = "merged " + std::to_string(r->parts) + " parts into snapshot " + a.name + " on " +
-            store->Url() + ": " + counts + "; removed " + std::to_string(r->parts_removed) +
-            " parts\n";
-    for (const std::string& left : r->parts_left) table += "warning: part left: " + left + "\n";
-  }
-  CUTOVER_RETURN_IF_ERROR(EmitResult(g, doc, table));
+  CUTOVER_RETURN_IF_ERROR(EmitResult(g, MergeResultToJson(*r, opts, a.name, store->Url()),
+                                     RenderMergeResult(*r, opts, a.name, store->Url())));
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "core/random.h"
+#include "core/units.h"
 #include "datasync/manifest.h"
 #include "datasync/shard.h"
 #include "datasync/snapshots.h"
@@ -137,6 +138,48 @@ Result<GcResult> CollectGarbage(Store& store, const GcOptions& options) {
                            store.RemoveLeftovers(now - options.lock.stale_after.count()));
   CUTOVER_RETURN_IF_ERROR(lock->Release());
   return out;
+}
+
+nlohmann::json GcResultToJson(const GcResult& r, const GcOptions& opts,
+                              std::string_view store_url) {
+  nlohmann::json doc = {
+      {"schema", "cutover.datasync-gc/1"},
+      {"store", store_url},
+      {"dry_run", opts.dry_run},
+      {"grace_s",
+       std::chrono::duration_cast<std::chrono::milliseconds>(opts.lock.stale_after).count() / 1000},
+      {"snapshots", r.snapshots},
+      {"referenced_objects", r.referenced_objects},
+      {"referenced_bytes", r.referenced_bytes},
+      {"missing_objects", r.missing_objects},
+      {"foreign_objects", r.foreign_objects},
+      {"stale_locks_removed", r.stale_locks_removed},
+      {"leftovers_removed", r.leftovers_removed}};
+  doc[opts.dry_run ? "would_delete_objects" : "deleted_objects"] = r.unreferenced_objects;
+  doc[opts.dry_run ? "would_delete_bytes" : "deleted_bytes"] = r.unreferenced_bytes;
+  return doc;
+}
+
+std::string RenderGcResult(const GcResult& r, const GcOptions& opts, std::string_view store_url) {
+  std::string table = std::string(opts.dry_run ? "dry run: gc would delete " : "gc deleted ") +
+                      std::to_string(r.unreferenced_objects) + " unreferenced objects (" +
+                      FormatBytes(r.unreferenced_bytes) + ") from " + std::string(store_url) +
+                      "; kept " + std::to_string(r.referenced_objects) + " (" +
+                      FormatBytes(r.referenced_bytes) + ") of " + std::to_string(r.snapshots) +
+                      " snapshots\n";
+  if (r.missing_objects > 0) {
+    table += "warning: " + std::to_string(r.missing_objects) +
+             " objects the snapshots name are missing from the store (run verify)\n";
+  }
+  if (r.foreign_objects > 0) {
+    table += "left " + std::to_string(r.foreign_objects) +
+             " objects under chunks/ or packs/ that datasync did not write\n";
+  }
+  if (r.leftovers_removed > 0) {
+    table += "removed " + std::to_string(r.leftovers_removed) +
+             " temporaries that killed uploads left in the store\n";
+  }
+  return table;
 }
 
 }  // namespace cutover

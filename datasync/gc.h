@@ -26,7 +26,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "datasync/store.h"
@@ -61,6 +64,11 @@ Result<GcResult> CollectGarbage(Store& store, const GcOptions& options);
 
 // The store's current gc epoch ("" when no gc ever deleted anything).
 Result<std::string> ReadGcEpoch(Store& store);
+
+// The result of a gc (`opts` as run on `store_url`) as the cutover.datasync-gc/1 document and
+// as the lines `datasync gc` prints (a dry run's would_delete_* in place of deleted_*).
+nlohmann::json GcResultToJson(const GcResult& r, const GcOptions& opts, std::string_view store_url);
+std::string RenderGcResult(const GcResult& r, const GcOptions& opts, std::string_view store_url);
 
 }  // namespace cutover
 

@@ -21,6 +21,7 @@
 #include "core/failpoint.h"
 #include "core/file_util.h"
 #include "core/posix_io.h"
+#include "core/units.h"
 #include "datasync/chunk_hasher.h"
 #include "datasync/extras.h"
 #include "datasync/manifest.h"
@@ -686,6 +687,51 @@ Result<PullResult> Pull(Store& store, const SnapshotSelector& snapshot, const st
   p.result_.downloaded_bytes = p.downloaded_bytes_.load();
   p.result_.reused_bytes = p.reused_bytes_.load();
   return p.result_;
+}
+
+nlohmann::json PullResultToJson(const PullResult& r, const PullOptions& opts,
+                                std::string_view store_url, std::string_view dest) {
+  nlohmann::json doc = {{"schema", "cutover.datasync-pull/1"},
+                        {"snapshot", r.snapshot.name},
+                        {"id", r.snapshot.id},
+                        {"store", store_url},
+                        {"dest", dest},
+                        {"files", r.files},
+                        {"dirs", r.dirs},
+                        {"symlinks", r.symlinks},
+                        {"bytes", r.bytes},
+                        {"downloaded_bytes", r.downloaded_bytes},
+                        {"reused_bytes", r.reused_bytes}};
+  if (opts.delete_extra) doc[opts.dry_run ? "would_delete" : "deleted"] = r.deleted;
+  if (opts.dry_run) {
+    doc["dry_run"] = true;
+    doc["would_download_bytes"] = std::exchange(doc["downloaded_bytes"], 0);
+  }
+  return doc;
+}
+
+std::string RenderPullResult(const PullResult& r, const PullOptions& opts,
+                             std::string_view /*store_url*/, std::string_view dest) {
+  std::string table;
+  if (opts.delete_extra) {
+    for (const std::string& path : r.deleted) {
+      table += (opts.dry_run ? "would delete " : "deleted ") + path + "\n";
+    }
+  }
+  const std::string into(dest);
+  if (opts.dry_run) {
+    return table + "dry run: pulling snapshot " + r.snapshot.name + " " + r.snapshot.id + " (" +
+           std::to_string(r.files) + " files, " + FormatBytes(r.bytes) + ") into " + into +
+           " would download " + FormatBytes(r.downloaded_bytes) + " and reuse " +
+           FormatBytes(r.reused_bytes) + " of its files; nothing was written\n";
+  }
+  return table + "pulled snapshot " + r.snapshot.name + " " + r.snapshot.id + " into " + into +
+         ": " + std::to_string(r.files) + " files, " + std::to_string(r.dirs) + " dirs, " +
+         std::to_string(r.symlinks) + " symlinks, " + std::to_string(r.bytes) + " bytes" +
+         (r.reused_bytes > 0
+              ? " (" + std::to_string(r.reused_bytes) + " of them already in " + into + ")"
+              : std::string()) +
+         "\n";
 }
 
 }  // namespace cutover

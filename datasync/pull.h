@@ -42,7 +42,10 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "datasync/snapshots.h"
@@ -84,10 +87,19 @@ struct PullOptions {
 };
 
 // Restores a snapshot of `store` (the newest of a name, or an id: datasync/snapshots.h) into
-// `dest_dir` (created when missing). NotFound: no such snapshot. InvalidArgument: an unsafe manifest or a DEST path in the way.
-// Corruption: a chunk that fails its hash. IoError: local write failures.
+// `dest_dir` (created when missing). NotFound: no such snapshot. InvalidArgument: an unsafe
+// manifest or a DEST path in the way. Corruption: a chunk that fails its hash. IoError: local write
+// failures.
 Result<PullResult> Pull(Store& store, const SnapshotSelector& snapshot, const std::string& dest_dir,
                         const PullOptions& opts = {});
+
+// The result of a pull (`opts` as pulled from `store_url` into `dest`) as the
+// cutover.datasync-pull/1 document and as the lines `datasync pull` prints (a dry run's would_*
+// in place of what was done; with delete_extra, the paths deleted or that would be).
+nlohmann::json PullResultToJson(const PullResult& r, const PullOptions& opts,
+                                std::string_view store_url, std::string_view dest);
+std::string RenderPullResult(const PullResult& r, const PullOptions& opts,
+                             std::string_view store_url, std::string_view dest);
 
 }  // namespace cutover
 

@@ -16,6 +16,7 @@
 #include "core/failpoint.h"
 #include "core/file_system.h"
 #include "core/posix_io.h"
+#include "core/units.h"
 #include "datasync/chunker.h"
 #include "datasync/entry_spool.h"
 #include "datasync/file_chunker.h"
@@ -381,6 +382,94 @@ Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOpti
   }
   CUTOVER_RETURN_IF_ERROR(lock->Release());
   return p.result();
+}
+
+namespace {
+
+// "snapshot NAME", or "part I/N of snapshot NAME" for a shard.
+std::string PushedWhat(const PushOptions& o) {
+  return o.shard ? "part " + std::to_string(o.shard->index) + "/" + std::to_string(o.shard->count) +
+                       " of snapshot " + o.name
+                 : "snapshot " + o.name;
+}
+
+}  // namespace
+
+nlohmann::json PushResultToJson(const PushResult& r, const PushOptions& opts,
+                                std::string_view store_url) {
+  nlohmann::json doc = {{"schema", "cutover.datasync-push/1"},
+                        {"snapshot", opts.name},
+                        {"id", r.snapshot_id},
+                        {"store", store_url},
+                        {"files", r.files},
+                        {"dirs", r.dirs},
+                        {"symlinks", r.symlinks},
+                        {"bytes", r.bytes},
+                        {"chunks", r.chunks},
+                        {"uploaded_objects", r.uploaded_objects},
+                        {"uploaded_bytes", r.uploaded_bytes},
+                        {"files_read", r.files_read},
+                        {"files_cached", r.files_cached},
+                        {"hashed_bytes", r.hashed_bytes},
+                        {"scanned_bytes", r.scanned_bytes},
+                        {"skipped", r.skipped}};
+  if (opts.shard) doc["shard"] = {{"index", opts.shard->index}, {"count", opts.shard->count}};
+  if (opts.dry_run) {
+    // What Push counted as uploaded is what a real push would upload.
+    doc["dry_run"] = true;
+    doc["would_upload_objects"] = std::exchange(doc["uploaded_objects"], 0);
+    doc["would_upload_bytes"] = std::exchange(doc["uploaded_bytes"], 0);
+  }
+  return doc;
+}
+
+std::string RenderPushResult(const PushResult& r, const PushOptions& opts,
+                             std::string_view store_url) {
+  const std::string what = PushedWhat(opts), url(store_url);
+  if (opts.dry_run) {
+    return "dry run: " + what + " of " + std::to_string(r.files) + " files (" +
+           FormatBytes(r.bytes) + ") would upload " + std::to_string(r.uploaded_objects) +
+           " objects (" + FormatBytes(r.uploaded_bytes) + ") to " + url + "; nothing was written\n";
+  }
+  std::string table = "pushed " + what + (r.snapshot_id.empty() ? "" : " " + r.snapshot_id) +
+                      " to " + url + ": " + std::to_string(r.files) + " files, " +
+                      std::to_string(r.dirs) + " dirs, " + std::to_string(r.symlinks) +
+                      " symlinks, " + std::to_string(r.bytes) + " bytes; uploaded " +
+                      std::to_string(r.uploaded_objects) + " objects (" +
+                      std::to_string(r.uploaded_bytes) + " bytes)\n";
+  for (const std::string& s : r.skipped) table += "skipped " + s + "\n";
+  if (opts.shard) {
+    table += "when every part of " + std::to_string(opts.shard->count) +
+             " is pushed, publish them: cutover datasync merge " + url + " --name " + opts.name +
+             "\n";
+  }
+  return table;
+}
+
+nlohmann::json PlanToJson(const PushResult& r, std::string_view src, std::string_view store_url,
+                          double bandwidth) {
+  return {{"schema", "cutover.datasync-plan/1"},
+          {"source", src},
+          {"store", store_url},
+          {"files", r.files},
+          {"bytes", r.bytes},
+          {"chunks", r.chunks},
+          {"send_objects", r.uploaded_objects},
+          {"send_bytes", r.uploaded_bytes},
+          {"dedup_bytes", r.bytes > r.uploaded_bytes ? r.bytes - r.uploaded_bytes : 0},
+          {"bandwidth_bytes_per_s", bandwidth},
+          {"estimated_seconds", static_cast<double>(r.uploaded_bytes) / bandwidth}};
+}
+
+std::string RenderPlan(const PushResult& r, std::string_view src, std::string_view store_url,
+                       double bandwidth) {
+  const double seconds = static_cast<double>(r.uploaded_bytes) / bandwidth;
+  return "plan " + std::string(src) + " -> " + std::string(store_url) + ": " +
+         std::to_string(r.files) + " files, " + FormatBytes(r.bytes) + "; would send " +
+         std::to_string(r.uploaded_objects) + " objects, " + FormatBytes(r.uploaded_bytes) +
+         ", about " +
+         FormatDuration(std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000))) + " at " +
+         FormatRate(bandwidth) + "\n";
 }
 
 }  // namespace cutover

@@ -46,7 +46,10 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "datasync/chunker.h"
@@ -96,6 +99,21 @@ struct PushResult {
 // NotFound when src_dir does not exist; IoError on read failures; FailedPrecondition on a
 // store config mismatch.
 Result<PushResult> Push(const std::string& src_dir, Store& store, const PushOptions& opts);
+
+// The result of a push (`opts` as pushed to the store at `store_url`) as the
+// cutover.datasync-push/1 document (a dry run's would_upload_* in place of uploaded_*), and as the
+// lines `datasync push` prints.
+nlohmann::json PushResultToJson(const PushResult& r, const PushOptions& opts,
+                                std::string_view store_url);
+std::string RenderPushResult(const PushResult& r, const PushOptions& opts,
+                             std::string_view store_url);
+
+// A dry-run push of `src` as `datasync plan` reports it (cutover.datasync-plan/1): what would be
+// sent and how long at `bandwidth` bytes/s.
+nlohmann::json PlanToJson(const PushResult& r, std::string_view src, std::string_view store_url,
+                          double bandwidth);
+std::string RenderPlan(const PushResult& r, std::string_view src, std::string_view store_url,
+                       double bandwidth);
 
 }  // namespace cutover
 

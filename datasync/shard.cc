@@ -5,6 +5,7 @@
 #include <memory>
 #include <utility>
 
+#include "core/units.h"
 #include "datasync/snapshots.h"
 
 namespace cutover {
@@ -37,9 +38,9 @@ Result<ShardSpec> ParseShard(std::string_view text) {
     s.count = ShardNumber(text.substr(slash + 1));
   }
   if (slash == std::string_view::npos || s.index == 0 || s.count == 0 || s.index > s.count) {
-    return Status::InvalidArgument("--shard: expected I/N with 1 <= I <= N <= " +
-                                   std::to_string(kMaxShards) + " (e.g. 2/4), got \"" +
-                                   std::string(text) + "\"");
+    return Status::InvalidArgument(
+        "--shard: expected I/N with 1 <= I <= N <= " + std::to_string(kMaxShards) +
+        " (e.g. 2/4), got \"" + std::string(text) + "\"");
   }
   return s;
 }
@@ -211,6 +212,38 @@ Result<MergeResult> MergeParts(Store& store, std::string_view name, const MergeO
   }
   CUTOVER_RETURN_IF_ERROR(lock->Release());
   return out;
+}
+
+nlohmann::json MergeResultToJson(const MergeResult& r, const MergeOptions& opts,
+                                 std::string_view name, std::string_view store_url) {
+  return {{"schema", "cutover.datasync-merge/1"},
+          {"snapshot", name},
+          {"store", store_url},
+          {"dry_run", opts.dry_run},
+          {"parts", r.parts},
+          {"files", r.files},
+          {"dirs", r.dirs},
+          {"symlinks", r.symlinks},
+          {"bytes", r.bytes},
+          {"chunks", r.chunks},
+          {"parts_removed", r.parts_removed},
+          {"parts_left", r.parts_left}};
+}
+
+std::string RenderMergeResult(const MergeResult& r, const MergeOptions& opts, std::string_view name,
+                              std::string_view store_url) {
+  const std::string counts = std::to_string(r.files) + " files, " + std::to_string(r.dirs) +
+                             " dirs, " + std::to_string(r.symlinks) + " symlinks, " +
+                             FormatBytes(r.bytes);
+  if (opts.dry_run) {
+    return "dry run: merging " + std::to_string(r.parts) + " parts would publish snapshot " +
+           std::string(name) + " (" + counts + "); nothing was written\n";
+  }
+  std::string table = "merged " + std::to_string(r.parts) + " parts into snapshot " +
+                      std::string(name) + " on " + std::string(store_url) + ": " + counts +
+                      "; removed " + std::to_string(r.parts_removed) + " parts\n";
+  for (const std::string& left : r.parts_left) table += "warning: part left: " + left + "\n";
+  return table;
 }
 
 }  // namespace cutover

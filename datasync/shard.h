@@ -26,6 +26,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/status.h"
 #include "datasync/hash.h"
 #include "datasync/manifest.h"
@@ -86,10 +88,18 @@ struct MergeResult {
 };
 
 // Publishes the parts of snapshot `name` as a new snapshot of that name's series
-// (datasync/snapshots.h), with the time of the earliest part. NotFound when the store holds no part of it; FailedPrecondition naming the problem when
-// parts are missing, of different shard counts, or saw different trees; Corruption when a part
-// cannot be decoded or holds entries outside its share.
+// (datasync/snapshots.h), with the time of the earliest part. NotFound when the store holds no part
+// of it; FailedPrecondition naming the problem when parts are missing, of different shard counts,
+// or saw different trees; Corruption when a part cannot be decoded or holds entries outside its
+// share.
 Result<MergeResult> MergeParts(Store& store, std::string_view name, const MergeOptions& options);
+
+// The result of merging the parts of `name` in `store_url` as the cutover.datasync-merge/1
+// document and as the lines `datasync merge` prints.
+nlohmann::json MergeResultToJson(const MergeResult& r, const MergeOptions& opts,
+                                 std::string_view name, std::string_view store_url);
+std::string RenderMergeResult(const MergeResult& r, const MergeOptions& opts, std::string_view name,
+                              std::string_view store_url);
 
 }  // namespace cutover
 

@@ -14,6 +14,7 @@
 #include <unordered_set>
 
 #include "core/posix_io.h"
+#include "core/units.h"
 #include "datasync/extras.h"
 #include "datasync/manifest.h"
 #include "datasync/state.h"
@@ -189,6 +190,34 @@ Result<VerifyResult> Verify(Store& store, const SnapshotSelector& snapshot,
   r.files_checked = v.files_.load();
   r.failures.assign(v.failures_.begin(), v.failures_.end());
   return r;
+}
+
+nlohmann::json VerifyResultToJson(const VerifyResult& r, std::string_view store_url,
+                                  std::string_view dest) {
+  return {{"schema", "cutover.datasync-verify/1"},
+          {"snapshot", r.snapshot.name},
+          {"id", r.snapshot.id},
+          {"store", store_url},
+          {"dest", dest},
+          {"chunks_checked", r.chunks_checked},
+          {"bytes_checked", r.bytes_checked},
+          {"files_checked", r.files_checked},
+          {"failures", r.failures},
+          {"ok", r.failures.empty()}};
+}
+
+std::string RenderVerifyResult(const VerifyResult& r, std::string_view /*store_url*/,
+                               std::string_view dest) {
+  std::string table;
+  for (const std::string& f : r.failures) table += "FAIL " + f + "\n";
+  table +=
+      std::string(r.failures.empty() ? "verified" : "FAILED") + " snapshot " + r.snapshot.name +
+      " " + r.snapshot.id + ": " + std::to_string(r.chunks_checked) + " chunks (" +
+      FormatBytes(r.bytes_checked) + ")" +
+      (dest.empty() ? ""
+                    : ", " + std::to_string(r.files_checked) + " files in " + std::string(dest)) +
+      ", " + std::to_string(r.failures.size()) + " failures\n";
+  return table;
 }
 
 }  // namespace cutover

@@ -9,7 +9,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/status.h"
 #include "datasync/snapshots.h"
@@ -31,16 +34,23 @@ struct VerifyResult {
   std::vector<std::string> failures;
 };
 
-// Verifies a snapshot (the newest of a name, or an id); `dest_dir` empty = the store only. The Status is an error only when
-// the verification could not run (no such snapshot: NotFound; unreadable manifest); findings go
-// in `failures`. With a `state`, each chunk or pack found missing or corrupt is dropped from its
-// journal (DatasyncState::ForgetConfirmed), so the next push puts it again. With a DEST, each
-// entry there the snapshot does not name is a failure too ("file a/c: in DEST but not in the
-// snapshot", "dir ..." for a directory, listed once with all it holds; datasync/extras.h)
-// unless `allow_extra`.
+// Verifies a snapshot (the newest of a name, or an id); `dest_dir` empty = the store only. The
+// Status is an error only when the verification could not run (no such snapshot: NotFound;
+// unreadable manifest); findings go in `failures`. With a `state`, each chunk or pack found missing
+// or corrupt is dropped from its journal (DatasyncState::ForgetConfirmed), so the next push puts it
+// again. With a DEST, each entry there the snapshot does not name is a failure too ("file a/c: in
+// DEST but not in the snapshot", "dir ..." for a directory, listed once with all it holds;
+// datasync/extras.h) unless `allow_extra`.
 Result<VerifyResult> Verify(Store& store, const SnapshotSelector& snapshot,
-                            const std::string& dest_dir,
-                            int jobs = 8, DatasyncState* state = nullptr, bool allow_extra = false);
+                            const std::string& dest_dir, int jobs = 8,
+                            DatasyncState* state = nullptr, bool allow_extra = false);
+
+// The result of a verify of a snapshot in `store_url` (and of `dest`, when not empty) as the
+// cutover.datasync-verify/1 document and as the lines `datasync verify` prints.
+nlohmann::json VerifyResultToJson(const VerifyResult& r, std::string_view store_url,
+                                  std::string_view dest);
+std::string RenderVerifyResult(const VerifyResult& r, std::string_view store_url,
+                               std::string_view dest);
 
 }  // namespace cutover
 
