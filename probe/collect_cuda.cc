@@ -3,9 +3,10 @@
 #include <algorithm>
 #include <set>
 
+#include "core/strings.h"
+#include "core/subprocess.h"
 #include "probe/collect.h"
 #include "probe/parsers.h"
-#include "core/subprocess.h"
 
 namespace cutover::probe {
 namespace {
@@ -14,8 +15,7 @@ constexpr int kNvccTimeoutMs = 3000;
 
 std::string Pep503(std::string_view name) {
   std::string out;
-  for (char c : name) {
-    char l = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (char l : AsciiLower(name)) {
     if (l == '_' || l == '.' || l == '-') {
       if (out.empty() || out.back() != '-') out += '-';
     } else {
@@ -233,13 +233,13 @@ void ReadLdSoConf(CollectContext& ctx, const std::string& path, int depth,
   while (start < text->size()) {
     size_t nl = text->find('\n', start);
     if (nl == std::string::npos) nl = text->size();
-    std::string line(Trim(std::string_view(*text).substr(start, nl - start)));
+    std::string line(TrimField(std::string_view(*text).substr(start, nl - start)));
     start = nl + 1;
     size_t hash = line.find('#');
-    if (hash != std::string::npos) line = std::string(Trim(line.substr(0, hash)));
+    if (hash != std::string::npos) line = std::string(TrimField(line.substr(0, hash)));
     if (line.empty()) continue;
     if (line.rfind("include", 0) == 0 && line.size() > 7 && (line[7] == ' ' || line[7] == '\t')) {
-      std::string pat(Trim(line.substr(8)));
+      std::string pat(TrimField(line.substr(8)));
       if (!pat.empty() && pat[0] != '/') pat = JoinPath(DirName(path), pat);
       for (const std::string& inc : ctx.Glob(pat)) ReadLdSoConf(ctx, inc, depth + 1, dirs);
       continue;
@@ -536,7 +536,7 @@ std::optional<FrameworkInfo> FrameworkFromMetadata(CollectContext& ctx, const st
   f.version = d.version;
   f.source = dist ? "dist-info" : "egg-info";
   std::string path = JoinPath(sp, entry);
-  std::string meta_file = dist ? JoinPath(path, "METADATA")
+  std::string meta_file = dist                         ? JoinPath(path, "METADATA")
                           : ctx.fs().IsDirectory(path) ? JoinPath(path, "PKG-INFO")
                                                        : path;
   if (auto meta = ctx.ReadOptional(meta_file, 1 << 20))

@@ -20,7 +20,7 @@ constexpr unsigned kNvidiaVendor = 0x10de;
 
 // "0000:3b:00.0" / "00000000:3B:00.0" -> "00000000:3B:00.0" (NVML's form); other text as is.
 std::string NormalizeBusId(std::string_view id) {
-  id = Trim(id);
+  id = TrimField(id);
   size_t colon = id.find(':');
   if (colon == std::string_view::npos) return std::string(id);
   std::string domain(id.substr(0, colon));
@@ -62,7 +62,7 @@ void MigFromCapabilities(CollectContext& ctx, const std::string& minor, MigInfo*
 std::optional<std::string> ReadTrimmed(CollectContext& ctx, const std::string& path) {
   auto v = ctx.ReadOptional(path, 4096);
   if (!v) return std::nullopt;
-  std::string_view t = Trim(*v);
+  std::string_view t = TrimField(*v);
   if (t.empty()) return std::nullopt;
   return std::string(t);
 }
@@ -304,7 +304,7 @@ void CollectSharing(CollectContext& ctx, const std::vector<GpuInfo>& gpus, Shari
     while (start < text->size()) {
       size_t nl = text->find('\n', start);
       if (nl == std::string::npos) nl = text->size();
-      std::string line(Trim(std::string_view(*text).substr(start, nl - start)));
+      std::string line(TrimField(std::string_view(*text).substr(start, nl - start)));
       start = nl + 1;
       for (const char* key : {"nvidia.com/gpu.sharing-strategy=", "nvidia.com/gpu.replicas="}) {
         if (line.rfind(key, 0) != 0) continue;

@@ -111,7 +111,7 @@ OsInfo CollectOs(CollectContext& ctx) {
   }
 
   if (auto k = ctx.ReadOptional("/proc/sys/kernel/osrelease")) {
-    std::string_view v = Trim(*k);
+    std::string_view v = TrimField(*k);
     if (!v.empty()) os.kernel = std::string(v);
   }
   if (!os.kernel && ctx.options().live && !ctx.options().uname_release.empty()) {
@@ -234,7 +234,7 @@ NetworkInfo CollectNetwork(CollectContext& ctx) {
   auto read_trim = [&](const std::string& p) -> std::optional<std::string> {
     auto v = ctx.ReadOptional(p, 4096);
     if (!v) return std::nullopt;
-    std::string_view t = Trim(*v);
+    std::string_view t = TrimField(*v);
     if (t.empty()) return std::nullopt;
     return std::string(t);
   };
@@ -250,7 +250,7 @@ NetworkInfo CollectNetwork(CollectContext& ctx) {
       std::string pdir = JoinPath(JoinPath(dir, "ports"), port);
       if (auto s = read_trim(JoinPath(pdir, "state"))) {
         size_t colon = s->find(':');  // "4: ACTIVE"
-        p.state = colon == std::string::npos ? *s : std::string(Trim(s->substr(colon + 1)));
+        p.state = colon == std::string::npos ? *s : std::string(TrimField(s->substr(colon + 1)));
       }
       p.rate = read_trim(JoinPath(pdir, "rate"));
       p.link_layer = read_trim(JoinPath(pdir, "link_layer"));

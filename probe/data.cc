@@ -93,7 +93,7 @@ const GpuModel* FindGpuModel(const GpuTable& table, std::optional<unsigned> devi
       if (m.device_id == *device_id) return &m;
     }
   }
-  std::string want = AsciiLower(Trim(model_name));
+  std::string want = AsciiLower(TrimField(model_name));
   if (want.empty()) return nullptr;
   for (const GpuModel& m : table.models) {
     std::string have = AsciiLower(m.name);

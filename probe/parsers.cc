@@ -48,7 +48,7 @@ std::string_view LeadingVersion(std::string_view s) {
 }
 
 std::string Unquote(std::string_view v) {
-  v = Trim(v);
+  v = TrimField(v);
   if (v.size() >= 2 && (v.front() == '"' || v.front() == '\'') && v.back() == v.front()) {
     v = v.substr(1, v.size() - 2);
   }
@@ -57,7 +57,7 @@ std::string Unquote(std::string_view v) {
 
 }  // namespace
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimField(std::string_view s) {
   return TrimAny(s, std::string_view(" \t\n\r\v\f\0", 7));  // sysfs values may end in NUL
 }
 
@@ -103,11 +103,11 @@ std::string VersionPrefix(std::string_view version, int n) {
 std::map<std::string, std::string> ParseOsRelease(std::string_view text) {
   std::map<std::string, std::string> out;
   ForEachLine(text, [&](std::string_view line) {
-    line = Trim(line);
+    line = TrimField(line);
     if (line.empty() || line.front() == '#') return;
     size_t eq = line.find('=');
     if (eq == std::string_view::npos || eq == 0) return;
-    std::string key(Trim(line.substr(0, eq)));
+    std::string key(TrimField(line.substr(0, eq)));
     for (char c : key) {
       if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return;
     }
@@ -119,7 +119,7 @@ std::map<std::string, std::string> ParseOsRelease(std::string_view text) {
 Result<NvidiaProcVersion> ParseNvidiaProcVersion(std::string_view text) {
   std::optional<std::string_view> nvrm;
   ForEachLine(text, [&](std::string_view line) {
-    if (!nvrm && Trim(line).substr(0, 13) == "NVRM version:") nvrm = Trim(line);
+    if (!nvrm && TrimField(line).substr(0, 13) == "NVRM version:") nvrm = TrimField(line);
   });
   if (!nvrm) return Status::InvalidArgument("no NVRM version line");
   std::string_view rest = nvrm->substr(13);
@@ -148,9 +148,9 @@ std::map<std::string, std::string> ParseColonFields(std::string_view text) {
   ForEachLine(text, [&](std::string_view line) {
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) return;
-    std::string_view key = Trim(line.substr(0, colon));
+    std::string_view key = TrimField(line.substr(0, colon));
     if (key.empty()) return;
-    out.emplace(std::string(key), std::string(Trim(line.substr(colon + 1))));
+    out.emplace(std::string(key), std::string(TrimField(line.substr(colon + 1))));
   });
   return out;
 }
@@ -160,8 +160,8 @@ CpuSummary ParseCpuInfo(std::string_view text) {
   ForEachLine(text, [&](std::string_view line) {
     size_t colon = line.find(':');
     if (colon == std::string_view::npos) return;
-    std::string_view key = Trim(line.substr(0, colon));
-    std::string_view value = Trim(line.substr(colon + 1));
+    std::string_view key = TrimField(line.substr(0, colon));
+    std::string_view value = TrimField(line.substr(colon + 1));
     if (key == "processor") {
       ++out.logical_cpus;
     } else if (!out.model && (key == "model name" || key == "Model" || key == "cpu model") &&
@@ -176,18 +176,18 @@ std::optional<uint64_t> ParseMemTotalMib(std::string_view text) {
   std::optional<uint64_t> out;
   ForEachLine(text, [&](std::string_view line) {
     if (out || line.substr(0, 9) != "MemTotal:") return;
-    std::string_view v = Trim(line.substr(9));
+    std::string_view v = TrimField(line.substr(9));
     uint64_t kb = 0;
     auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), kb);
     if (ec != std::errc() || p == v.data()) return;
-    std::string_view unit = Trim(std::string_view(p, v.data() + v.size() - p));
+    std::string_view unit = TrimField(std::string_view(p, v.data() + v.size() - p));
     if (unit == "kB" || unit.empty()) out = kb / 1024;
   });
   return out;
 }
 
 std::optional<int> PcieGenFromSpeed(std::string_view speed) {
-  speed = Trim(speed);
+  speed = TrimField(speed);
   double gts = 0;
   auto [p, ec] = std::from_chars(speed.data(), speed.data() + speed.size(), gts);
   if (ec != std::errc() || p == speed.data()) return std::nullopt;
@@ -202,11 +202,11 @@ std::optional<int> PcieGenFromSpeed(std::string_view speed) {
 }
 
 std::optional<long long> ParseInteger(std::string_view text) {
-  return ParseDecimal<long long>(Trim(text));  // probe's Trim: a trailing NUL too
+  return ParseDecimal<long long>(TrimField(text));  // probe's Trim: a trailing NUL too
 }
 
 std::optional<unsigned> ParseHex(std::string_view text) {
-  text = Trim(text);
+  text = TrimField(text);
   if (text.size() > 2 && text[0] == '0' && (text[1] == 'x' || text[1] == 'X'))
     text.remove_prefix(2);
   unsigned v = 0;
@@ -219,21 +219,21 @@ std::optional<long long> HeaderDefine(std::string_view header, std::string_view 
   std::optional<long long> out;
   ForEachLine(header, [&](std::string_view line) {
     if (out) return;
-    line = Trim(line);
+    line = TrimField(line);
     if (line.empty() || line.front() != '#') return;
-    line = Trim(line.substr(1));
+    line = TrimField(line.substr(1));
     if (line.substr(0, 6) != "define") return;
-    line = Trim(line.substr(6));
+    line = TrimField(line.substr(6));
     if (line.substr(0, name.size()) != name) return;
     std::string_view rest = line.substr(name.size());
     if (rest.empty() || !IsSpace(rest.front())) return;
-    rest = Trim(rest);
+    rest = TrimField(rest);
     // Allow a trailing comment or a parenthesised number.
     if (!rest.empty() && rest.front() == '(') rest.remove_prefix(1);
     long long v = 0;
     auto [p, ec] = std::from_chars(rest.data(), rest.data() + rest.size(), v);
     if (ec != std::errc() || p == rest.data()) return;
-    std::string_view tail = Trim(std::string_view(p, rest.data() + rest.size() - p));
+    std::string_view tail = TrimField(std::string_view(p, rest.data() + rest.size() - p));
     if (!tail.empty() && tail.front() != '/' && tail.front() != ')' && tail.front() != 'L' &&
         tail.front() != 'U' && tail.front() != 'u' && tail.front() != 'l') {
       return;
@@ -290,7 +290,7 @@ std::optional<std::string> ParseToolkitVersionJson(std::string_view text) {
 std::optional<std::string> ParseToolkitVersionTxt(std::string_view text) {
   size_t at = text.find("CUDA Version");
   if (at == std::string_view::npos) return std::nullopt;
-  std::string_view v = LeadingVersion(Trim(text.substr(at + 12)));
+  std::string_view v = LeadingVersion(TrimField(text.substr(at + 12)));
   if (!IsDottedVersion(v)) return std::nullopt;
   return std::string(v);
 }
@@ -368,7 +368,7 @@ PythonMetadata ParsePythonMetadata(std::string_view text) {
     size_t colon = line.find(':');
     if (colon == std::string_view::npos || IsSpace(line.front())) return;
     std::string_view key = line.substr(0, colon);
-    std::string value(Trim(line.substr(colon + 1)));
+    std::string value(TrimField(line.substr(colon + 1)));
     if (key == "Name" && !out.name) {
       out.name = value;
     } else if (key == "Version" && !out.version) {
@@ -403,10 +403,10 @@ std::optional<std::string> PythonStringValue(std::string_view text, std::string_
                  (std::isalnum(static_cast<unsigned char>(line[end])) || line[end] == '_')) {
         continue;
       }
-      std::string_view rest = Trim(line.substr(end));
+      std::string_view rest = TrimField(line.substr(end));
       if (quoted) {
         if (rest.empty() || rest.front() != ':') continue;
-        rest = Trim(rest.substr(1));
+        rest = TrimField(rest.substr(1));
       } else {
         if (!rest.empty() && rest.front() == ':') {  // a type annotation
           size_t eq = rest.find('=');
@@ -414,7 +414,7 @@ std::optional<std::string> PythonStringValue(std::string_view text, std::string_
           rest = rest.substr(eq);
         }
         if (rest.empty() || rest.front() != '=' || (rest.size() > 1 && rest[1] == '=')) continue;
-        rest = Trim(rest.substr(1));
+        rest = TrimField(rest.substr(1));
       }
       if (rest.empty() || (rest.front() != '\'' && rest.front() != '"')) return;  // None etc.
       char q = rest.front();
@@ -433,7 +433,7 @@ std::optional<std::string> RequirementVersion(std::string_view req) {
   for (std::string_view op : {"==", ">="}) {
     size_t at = req.find(op);
     if (at == std::string_view::npos) continue;
-    std::string_view rest = Trim(req.substr(at + 2));
+    std::string_view rest = TrimField(req.substr(at + 2));
     size_t end = 0;
     while (end < rest.size() &&
            (IsDigit(rest[end]) || rest[end] == '.' || rest[end] == '*' ||
@@ -448,7 +448,7 @@ std::optional<std::string> RequirementVersion(std::string_view req) {
 }
 
 std::string RequirementName(std::string_view req) {
-  req = Trim(req);
+  req = TrimField(req);
   size_t end = 0;
   while (end < req.size() && (std::isalnum(static_cast<unsigned char>(req[end])) ||
                               req[end] == '-' || req[end] == '_' || req[end] == '.')) {
@@ -474,7 +474,7 @@ std::optional<std::string> CudaFromLocalVersion(std::string_view version) {
 std::vector<std::string> ParseProcModules(std::string_view text) {
   std::vector<std::string> out;
   ForEachLine(text, [&](std::string_view line) {
-    line = Trim(line);
+    line = TrimField(line);
     size_t sp = line.find(' ');
     std::string_view name = line.substr(0, sp);
     if (!name.empty()) out.emplace_back(name);
@@ -521,9 +521,9 @@ std::map<std::string, std::string> DpkgVersions(std::string_view status, std::st
     installed = false;
   };
   ForEachLine(status, [&](std::string_view line) {
-    if (Trim(line).empty()) return flush();
-    if (line.substr(0, 8) == "Package:") package = std::string(Trim(line.substr(8)));
-    if (line.substr(0, 8) == "Version:") version = std::string(Trim(line.substr(8)));
+    if (TrimField(line).empty()) return flush();
+    if (line.substr(0, 8) == "Package:") package = std::string(TrimField(line.substr(8)));
+    if (line.substr(0, 8) == "Version:") version = std::string(TrimField(line.substr(8)));
     if (line.substr(0, 7) == "Status:") {
       installed = line.find("installed") != std::string_view::npos &&
                   line.find("not-installed") == std::string_view::npos &&

@@ -19,8 +19,9 @@
 
 namespace cutover::probe {
 
-// Trims ASCII whitespace (and NUL bytes) from both ends.
-std::string_view Trim(std::string_view s);
+// Trims ASCII whitespace and NUL bytes from both ends of a value read from a file (sysfs values
+// may end in NUL); core/strings.h Trim for text.
+std::string_view TrimField(std::string_view s);
 
 // True when `s` is one or more dot-separated decimal numbers ("550.54.14", "9", "12.4").
 bool IsDottedVersion(std::string_view s);

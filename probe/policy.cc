@@ -16,7 +16,7 @@ namespace {
 
 // The numeric part a version starts with: "2.3.0+cu121" -> "2.3.0", "9.1.0.70" stays.
 std::string NumericPart(std::string_view v) {
-  v = Trim(v);
+  v = TrimField(v);
   size_t n = 0;
   while (n < v.size() && (std::isdigit(static_cast<unsigned char>(v[n])) || v[n] == '.')) ++n;
   std::string out(v.substr(0, n));
@@ -39,13 +39,13 @@ std::vector<std::string> Components(std::string_view v) {
 }  // namespace
 
 Result<VersionConstraint> ParseVersionConstraint(std::string_view text) {
-  VersionConstraint c{.text = std::string(Trim(text))};
+  VersionConstraint c{.text = std::string(TrimField(text))};
   if (c.text.empty()) return Status::InvalidArgument("empty version constraint");
   size_t start = 0;
   while (start <= c.text.size()) {
     size_t comma = c.text.find(',', start);
     if (comma == std::string::npos) comma = c.text.size();
-    std::string clause(Trim(std::string_view(c.text).substr(start, comma - start)));
+    std::string clause(TrimField(std::string_view(c.text).substr(start, comma - start)));
     start = comma + 1;
     if (clause.empty()) {
       return Status::InvalidArgument("'" + c.text + "': an empty clause between commas");
@@ -54,7 +54,7 @@ Result<VersionConstraint> ParseVersionConstraint(std::string_view text) {
     for (const char* op : {">=", "<=", "==", "!=", ">", "<", "="}) {
       if (clause.rfind(op, 0) == 0) {
         vc.op = op == std::string("=") ? "==" : op;
-        clause = std::string(Trim(std::string_view(clause).substr(std::string(op).size())));
+        clause = std::string(TrimField(std::string_view(clause).substr(std::string(op).size())));
         break;
       }
     }

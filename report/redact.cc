@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/sha256.h"
+#include "core/strings.h"
 
 namespace cutover::report {
 namespace {
@@ -17,10 +18,8 @@ bool TokenChar(char c) {
          c == '_' || c == '.';
 }
 
-bool ContainsLower(std::string key, std::string_view part) {
-  std::transform(key.begin(), key.end(), key.begin(),
-                 [](unsigned char c) { return std::tolower(c); });
-  return key.find(part) != std::string::npos;
+bool ContainsLower(std::string_view key, std::string_view part) {
+  return AsciiLower(key).find(part) != std::string::npos;
 }
 
 }  // namespace
