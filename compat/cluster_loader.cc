@@ -9,23 +9,23 @@
 namespace cutover {
 namespace {
 
-std::string OneLine(const char* buf, size_t size) {
+// The Status of a plugin call: Ok for CUTOVER_CLUSTER_OK, else Environment with its reason.
+Status FromCall(int rc, const char* what, const char* err, size_t size) {
+  if (rc == CUTOVER_CLUSTER_OK) return Status::Ok();
+  std::string reason = PluginLine(err, size);
+  if (reason.empty()) reason = std::string(what) + " failed with code " + std::to_string(rc);
+  return Status::Environment("MPI: " + reason);
+}
+
+}  // namespace
+
+std::string PluginLine(const char* buf, size_t size) {
   std::string text;
   for (size_t i = 0; i < size && buf[i] != '\0'; ++i) {
     text += (buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t') ? ' ' : buf[i];
   }
   return text;
 }
-
-// The Status of a plugin call: Ok for CUTOVER_CLUSTER_OK, else Environment with its reason.
-Status FromCall(int rc, const char* what, const char* err, size_t size) {
-  if (rc == CUTOVER_CLUSTER_OK) return Status::Ok();
-  std::string reason = OneLine(err, size);
-  if (reason.empty()) reason = std::string(what) + " failed with code " + std::to_string(rc);
-  return Status::Environment("MPI: " + reason);
-}
-
-}  // namespace
 
 LoaderOptions MpiLoaderOptions() {
   LoaderOptions o;
@@ -56,7 +56,7 @@ std::string ClusterComm::build_info() const {
 std::string ClusterComm::LibraryVersion() const {
   char buf[256] = {0};
   table_->library_version(buf, sizeof(buf));
-  return OneLine(buf, sizeof(buf));
+  return PluginLine(buf, sizeof(buf));
 }
 
 Status ClusterComm::Init() {
@@ -111,8 +111,8 @@ Status ClusterComm::AllgatherBytes(const void* send, uint64_t bytes, void* recv)
 
 Status ClusterComm::AllreduceF64(std::vector<double>& values, int reduction) const {
   char err[512] = {0};
-  return FromCall(table_->allreduce_f64(values.data(), values.data(), values.size(), reduction,
-                                        err, sizeof(err)),
+  return FromCall(table_->allreduce_f64(values.data(), values.data(), values.size(), reduction, err,
+                                        sizeof(err)),
                   "MPI_Allreduce", err, sizeof(err));
 }
 
@@ -146,8 +146,7 @@ Result<ClusterComm> LoadMpiPlugin(const LoaderOptions& options) {
     tried += (tried.empty() ? "" : ", ") + c;
   }
   if (tried.empty()) tried = "nothing (cannot read /proc/self/exe)";
-  return Status::Environment("MPI plugin not found: tried " + tried + " (set " +
-                             options.env_var +
+  return Status::Environment("MPI plugin not found: tried " + tried + " (set " + options.env_var +
                              " to its path; it is built when OpenMPI 4's libopenmpi-dev is "
                              "installed)");
 }
@@ -158,7 +157,7 @@ Result<ClusterComm> LoadClusterPluginFile(const std::string& path) {
   if (handle == nullptr) {
     const char* e = ::dlerror();
     std::string text = e != nullptr ? e : "unknown dlerror";
-    return Status::Environment("cannot load MPI plugin: " + OneLine(text.c_str(), text.size()));
+    return Status::Environment("cannot load MPI plugin: " + PluginLine(text.c_str(), text.size()));
   }
   auto refuse = [&](const std::string& why) {
     ::dlclose(handle);
@@ -181,9 +180,8 @@ Result<ClusterComm> LoadClusterPluginFile(const std::string& path) {
                   std::to_string(sizeof(CutoverClusterPlugin)));
   }
   const bool complete = t->init && t->finalize && t->abort_job && t->rank && t->size &&
-                        t->library_version && t->wtime && t->barrier && t->collective &&
-                        t->send && t->recv && t->sendrecv && t->allgather_bytes &&
-                        t->allreduce_f64;
+                        t->library_version && t->wtime && t->barrier && t->collective && t->send &&
+                        t->recv && t->sendrecv && t->allgather_bytes && t->allreduce_f64;
   if (!complete) return refuse("plugin table has a null function");
   return ClusterComm(handle, t, path);
 }

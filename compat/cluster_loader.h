@@ -22,6 +22,10 @@ namespace cutover {
 inline constexpr char kMpiPluginFileName[] = "libcutover_compat_mpi.so";
 inline constexpr char kMpiPluginEnvVar[] = "CUTOVER_MPI_PLUGIN";
 
+// A plugin's NUL-terminated text buffer of capacity `size` as one line (newlines and tabs become
+// spaces), for messages: the MPI plugin's and the CUDA plugin's device side alike.
+std::string PluginLine(const char* buf, size_t size);
+
 // LoaderOptions for the MPI plugin: <exe dir>/, <exe dir>/../lib/cutover/, or $CUTOVER_MPI_PLUGIN.
 LoaderOptions MpiLoaderOptions();
 
@@ -51,8 +55,8 @@ class ClusterComm {
   Status Collective(int op, const float* send, float* recv, uint64_t count, int root) const;
   Status Send(const void* buf, uint64_t bytes, int peer) const;
   Status Recv(void* buf, uint64_t bytes, int peer) const;
-  Status SendRecv(const void* send, uint64_t send_bytes, int dest, void* recv,
-                  uint64_t recv_bytes, int source) const;
+  Status SendRecv(const void* send, uint64_t send_bytes, int dest, void* recv, uint64_t recv_bytes,
+                  int source) const;
   Status AllgatherBytes(const void* send, uint64_t bytes, void* recv) const;
   // In place over `values` on every rank.
   Status AllreduceF64(std::vector<double>& values, int reduction) const;

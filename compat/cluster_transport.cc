@@ -61,19 +61,11 @@ class MpiTransport : public ClusterTransport {
   const ClusterComm& comm_;
 };
 
-std::string OneLine(const char* buf, size_t size) {
-  std::string text;
-  for (size_t i = 0; i < size && buf[i] != '\0'; ++i) {
-    text += (buf[i] == '\n' || buf[i] == '\r' || buf[i] == '\t') ? ' ' : buf[i];
-  }
-  return text;
-}
-
 // A device-side return code as a Status: a watchdog abort is DeadlineExceeded, a missing op
 // Unimplemented, the rest Environment (exit 3 all).
 Status FromDevice(int rc, const char* err, size_t size) {
   if (rc == CUTOVER_CLUSTER_DEVICE_OK) return Status::Ok();
-  std::string reason = OneLine(err, size);
+  std::string reason = PluginLine(err, size);
   if (reason.empty()) reason = "device call failed with code " + std::to_string(rc);
   if (rc == CUTOVER_CLUSTER_DEVICE_ERR_TIMEOUT) return Status::DeadlineExceeded(reason);
   if (rc == CUTOVER_CLUSTER_DEVICE_ERR_UNSUPPORTED) return Status::Unimplemented(reason);
@@ -94,8 +86,8 @@ std::map<std::string, std::string> NcclVariables() {
 
 class DeviceTransport : public ClusterTransport {
  public:
-  DeviceTransport(const ClusterComm& comm, const CutoverClusterDevice* table, std::string path)
-      : comm_(comm), t_(table), path_(std::move(path)) {}
+  DeviceTransport(const ClusterComm& comm, const CutoverClusterDevice* table)
+      : comm_(comm), t_(table) {}
   ~DeviceTransport() override {
     if (joined_) t_->destroy();
     // The library stays loaded (never dlclosed): NCCL's threads may still be unwinding.
@@ -170,12 +162,10 @@ class DeviceTransport : public ClusterTransport {
   }
   void set_second_algo(std::string algo) { second_algo_ = std::move(algo); }
   void set_describe(nlohmann::json d) { describe_ = std::move(d); }
-  const std::string& path() const { return path_; }
 
  private:
   const ClusterComm& comm_;
   const CutoverClusterDevice* t_;
-  std::string path_;
   bool joined_ = false;
   int device_ = 0;
   double timeout_s_ = 600;
@@ -206,7 +196,7 @@ Result<std::unique_ptr<DeviceTransport>> LoadDevice(const ClusterComm& comm,
     const char* e = ::dlerror();
     const std::string text = e != nullptr ? e : "unknown dlerror";
     return Status::Environment("cannot load the CUDA plugin: " +
-                               OneLine(text.c_str(), text.size()));
+                               PluginLine(text.c_str(), text.size()));
   }
   auto refuse = [&](const std::string& why) {
     ::dlclose(handle);
@@ -233,7 +223,7 @@ Result<std::unique_ptr<DeviceTransport>> LoadDevice(const ClusterComm& comm,
                         t->init_rank && t->destroy && t->collective && t->time_collective &&
                         t->send && t->recv;
   if (!complete) return refuse("its table has a null function");
-  return std::make_unique<DeviceTransport>(comm, t, path);
+  return std::make_unique<DeviceTransport>(comm, t);
 }
 
 }  // namespace
@@ -309,7 +299,7 @@ Result<std::unique_ptr<ClusterTransport>> OpenDeviceTransport(const ClusterComm&
   for (int r = 1; r < n; ++r) {
     if (var_lines[r] != var_lines[0]) differ.push_back(r);
   }
-  const std::string mine_line = std::to_string(local) + " " + OneLine(name, sizeof name);
+  const std::string mine_line = std::to_string(local) + " " + PluginLine(name, sizeof name);
   CUTOVER_ASSIGN_OR_RETURN(std::vector<std::string> devs, comm.AllgatherStrings(mine_line));
   nlohmann::json rank_devices = nlohmann::json::array();
   for (int r = 0; r < n; ++r) {
@@ -320,7 +310,7 @@ Result<std::unique_ptr<ClusterTransport>> OpenDeviceTransport(const ClusterComm&
                             {"name", space == std::string::npos ? "" : devs[r].substr(space + 1)}});
   }
   nlohmann::json d = {{"kind", "nccl"},
-                      {"library", OneLine(version, sizeof version)},
+                      {"library", PluginLine(version, sizeof version)},
                       {"plugin", t.build_info != nullptr ? t.build_info : ""},
                       {"timeout_s", timeout_s},
                       {"env", nlohmann::json::parse(var_lines[0], nullptr, false)},

@@ -74,7 +74,9 @@ Result<std::string> ResolveInTree(
   return prefix;
 }
 
-FileInfo FromStat(const struct stat& st) {
+}  // namespace
+
+FileInfo FileInfoFromStat(const struct stat& st) {
   FileInfo info;
   if (S_ISREG(st.st_mode)) {
     info.type = FileType::kRegular;
@@ -96,8 +98,6 @@ FileInfo FromStat(const struct stat& st) {
   info.format = st.st_mode & S_IFMT;
   return info;
 }
-
-}  // namespace
 
 bool FileSystem::IsDirectory(const std::string& path) const {
   Result<FileInfo> info = Stat(path);
@@ -279,7 +279,7 @@ Result<FileInfo> RealFileSystem::Stat(const std::string& path, bool follow_links
   struct stat st;
   int rc = follow_links ? ::stat(host.c_str(), &st) : ::lstat(host.c_str(), &st);
   if (rc != 0) return ErrnoStatus(path, errno);
-  return FromStat(st);
+  return FileInfoFromStat(st);
 }
 
 Result<std::string> RealFileSystem::ReadLink(const std::string& path) const {

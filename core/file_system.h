@@ -13,6 +13,8 @@
 #ifndef CUTOVER_CORE_FILE_SYSTEM_H_
 #define CUTOVER_CORE_FILE_SYSTEM_H_
 
+#include <sys/stat.h>
+
 #include <cstdint>
 #include <map>
 #include <set>
@@ -80,6 +82,10 @@ class FileSystem {
   // The root this tree stands for, as shown in reports ("/" for the live host).
   virtual std::string RootLabel() const = 0;
 };
+
+// What a stat(2) result says, as a FileInfo (what RealFileSystem::Stat returns), for code that
+// already holds one (an fstat of an open file).
+FileInfo FileInfoFromStat(const struct stat& st);
 
 // Joins `dir` and `name` with exactly one '/'.
 std::string JoinPath(std::string_view dir, std::string_view name);

@@ -7,22 +7,11 @@
 #include <memory>
 #include <vector>
 
+#include "core/file_system.h"
 #include "core/posix_io.h"
 #include "datasync/chunk_hasher.h"
 
 namespace cutover {
-namespace {
-
-int64_t CtimeNs(const struct stat& st) {
-  return static_cast<int64_t>(st.st_ctim.tv_sec) * 1000000000 + st.st_ctim.tv_nsec;
-}
-
-int64_t MtimeNs(const struct stat& st) {
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
-
-}  // namespace
-
 Result<FileChunkStats> FileChunker::Run(int fd, const std::string& path, const FileStatKey& key,
                                         const PreviousChunks& previous,
                                         const std::function<Status(const CutChunk&)>& emit) const {
@@ -124,8 +113,9 @@ Result<FileChunkStats> FileChunker::Run(int fd, const std::string& path, const F
   chunker.Finish(&ends);
   struct stat st;
   if (::fstat(fd, &st) != 0) return Status::IoError(ErrnoMessage("cannot stat", path));
-  if (read_total != key.size || static_cast<uint64_t>(st.st_size) != key.size ||
-      MtimeNs(st) != key.mtime_ns || CtimeNs(st) != key.ctime_ns) {
+  const FileInfo now = FileInfoFromStat(st);
+  if (read_total != key.size || now.size != key.size || now.mtime_ns != key.mtime_ns ||
+      now.ctime_ns != key.ctime_ns) {
     return Status::IoError("file changed while being read: " + path);
   }
   const bool small =

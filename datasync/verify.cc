@@ -13,6 +13,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "core/file_system.h"
 #include "core/posix_io.h"
 #include "core/units.h"
 #include "datasync/extras.h"
@@ -23,10 +24,6 @@
 
 namespace cutover {
 namespace {
-
-int64_t MtimeNs(const struct stat& st) {
-  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1000000000 + st.st_mtim.tv_nsec;
-}
 
 class Verifier {
  public:
@@ -102,7 +99,7 @@ class Verifier {
     }
     if (e.type == EntryType::kDir) return Status::Ok();
     ++files_;
-    if (MtimeNs(st) != e.mtime_ns) Fail(where + "mtime differs");
+    if (FileInfoFromStat(st).mtime_ns != e.mtime_ns) Fail(where + "mtime differs");
     if (static_cast<uint64_t>(st.st_size) != e.size) {
       Fail(where + "size " + std::to_string(st.st_size) + ", not " + std::to_string(e.size));
       return Status::Ok();

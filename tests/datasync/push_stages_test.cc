@@ -277,7 +277,7 @@ TEST(Packer, PacksSmallFilesOnceEachAndResolvesTheirPack) {
   std::vector<ChunkRef> refs;
   std::vector<bool> pending;
   int reads = 0;
-  for (const std::string& text : {"alpha", "beta", "alpha"}) {
+  for (const std::string& text : std::vector<std::string>{"alpha", "beta", "alpha"}) {
     ChunkRef ref{Sha256Of(text), text.size(), false, {}, 0};
     bool p = false;
     ASSERT_TRUE(packer
