@@ -143,10 +143,20 @@ Status Configure(Connection& c, const OpenOptions& opts) {
   if (rc != SQLITE_OK) return FromConnection(rc, c);
 
   // The first statement that reads the file: a file that is not a database fails here.
+  // Turning a new file to WAL takes an exclusive lock, and SQLite answers SQLITE_BUSY at once,
+  // without its busy handler, when another process is doing the same (two commands started
+  // together on a fresh machine): retry it within the busy timeout, as the handler would.
   sqlite3_stmt* stmt = nullptr;
   rc = sqlite3_prepare_v2(c.db, "PRAGMA journal_mode=WAL", -1, &stmt, nullptr);
   if (rc != SQLITE_OK) return FromConnection(rc, c);
   rc = sqlite3_step(stmt);
+  for (int waited_ms = 0, pause_ms = 1;
+       (rc & 0xff) == SQLITE_BUSY && waited_ms < opts.busy_timeout_ms;
+       waited_ms += pause_ms, pause_ms = std::min(pause_ms * 2, 50)) {
+    sqlite3_reset(stmt);
+    sqlite3_sleep(pause_ms);
+    rc = sqlite3_step(stmt);
+  }
   std::string mode;
   if (rc == SQLITE_ROW) {
     const unsigned char* text = sqlite3_column_text(stmt, 0);
