@@ -91,6 +91,20 @@ void ExpectSmallOverhead(const SoakResult& r) {
                                             << " timed " << r.timed_s << " idle " << r.idle_s;
 }
 
+// Why a soak gives no quiet baseline ("" when it does): too few rounds, or a case whose
+// repetitions spread by more than a quiet CPU's.
+std::string TooBusy(const CompatRecord& record, const SoakResult& figures) {
+  if (figures.rounds < kStabilityMinReps) {
+    return std::to_string(figures.rounds) + " rounds in a 4 s soak; ";
+  }
+  std::string why;
+  for (const CaseResult& c : record.cases) {
+    const double cv = ComputeSpread(c.timing.reps_s).cv;
+    if (cv > 0.25) why += "CV " + std::to_string(cv) + " in a quiet soak of " + c.id + "; ";
+  }
+  return why;
+}
+
 TEST(SoakTiming, ACpuHogOnOurCpuIsNoisierAndNamedAQuietSoakIsNot) {
   if (system("command -v taskset >/dev/null && command -v timeout >/dev/null") != 0) {
     CUTOVER_SKIP_OR_FAIL("taskset (util-linux) and timeout (coreutils) are needed");
@@ -101,23 +115,25 @@ TEST(SoakTiming, ACpuHogOnOurCpuIsNoisierAndNamedAQuietSoakIsNot) {
       {.op = "softmax", .dtype = "fp32", .shape = {256, 1024}, .layout = "row-major"},
       {.op = "reduce_max", .dtype = "fp32", .shape = {512, 1024}, .layout = "row-major"}};
   testing::TempDir dir;
+  // A quiet baseline and its repeat. A shared machine has bursts of noise that are not ours
+  // (another VM, a process a test before left exiting): a pair spoiled by one is soaked again,
+  // up to three times, before the test says the host is too busy.
   SoakResult figures;
-  CompatRecord quiet = Soak(dir.Join("quiet.rec"), cases, &figures);
-  // A host busy with other work gives no quiet baseline to compare against.
-  if (figures.rounds < kStabilityMinReps) {
-    CUTOVER_SKIP_OR_FAIL("the host is too busy for a timing test: " +
-                         std::to_string(figures.rounds) + " rounds in a 4 s soak");
-  }
-  for (const CaseResult& c : quiet.cases) {
-    const double cv = ComputeSpread(c.timing.reps_s).cv;
-    if (cv > 0.25) {
-      CUTOVER_SKIP_OR_FAIL("the host is too busy for a timing test: CV " + std::to_string(cv) +
-                           " in a quiet soak of " + c.id);
+  CompatRecord quiet, again;
+  std::string busy;
+  for (int attempt = 0; attempt < 3; ++attempt) {
+    SoakResult quiet_figures, again_figures;
+    quiet = Soak(dir.Join("quiet.rec"), cases, &quiet_figures);
+    again = Soak(dir.Join("again.rec"), cases, &again_figures);
+    busy = TooBusy(quiet, quiet_figures) + TooBusy(again, again_figures);
+    if (busy.empty()) {
+      ExpectSmallOverhead(quiet_figures);
+      ExpectSmallOverhead(again_figures);
+      break;
     }
+    std::printf("attempt %d: %s\n", attempt + 1, busy.c_str());
   }
-  ExpectSmallOverhead(figures);
-  CompatRecord again = Soak(dir.Join("again.rec"), cases, &figures);
-  ExpectSmallOverhead(figures);
+  if (!busy.empty()) CUTOVER_SKIP_OR_FAIL("the host is too busy for a timing test: " + busy);
   CompatRecord hogged;
   {
     Hog hog(cpu);
