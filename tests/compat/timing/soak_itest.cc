@@ -91,6 +91,12 @@ void ExpectSmallOverhead(const SoakResult& r) {
                                             << " timed " << r.timed_s << " idle " << r.idle_s;
 }
 
+// The most a quiet soak's repetitions may spread (CV). A quiet 2-core AMD EPYC VM of this
+// project gives 0.07-0.30 (reduce_max the highest); the hog gives 0.7 (softmax) to 2.2
+// (reduce_max). At the gate a hogged soak is still past compare's 1.75x for "noisier", so the
+// test keeps its meaning; above it the host is too busy to judge by.
+constexpr double kQuietCv = 0.35;
+
 // Why a soak gives no quiet baseline ("" when it does): too few rounds, or a case whose
 // repetitions spread by more than a quiet CPU's.
 std::string TooBusy(const CompatRecord& record, const SoakResult& figures) {
@@ -100,7 +106,7 @@ std::string TooBusy(const CompatRecord& record, const SoakResult& figures) {
   std::string why;
   for (const CaseResult& c : record.cases) {
     const double cv = ComputeSpread(c.timing.reps_s).cv;
-    if (cv > 0.25) why += "CV " + std::to_string(cv) + " in a quiet soak of " + c.id + "; ";
+    if (cv > kQuietCv) why += "CV " + std::to_string(cv) + " in a quiet soak of " + c.id + "; ";
   }
   return why;
 }
