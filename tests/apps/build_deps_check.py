@@ -28,8 +28,8 @@ import subprocess
 import sys
 import tempfile
 
-from debian_packages import (brought_packages, file_owners, install_deps_list, owners_of,
-                             parse_status)
+from debian_packages import (brought_packages, file_owners, install_deps_list, parse_status,
+                             unbrought_owners)
 
 # Options of BINARY_DIR passed on to the scratch configure: what decides which packages it reads.
 CACHE_OPTIONS = ("CMAKE_C_COMPILER", "CMAKE_CXX_COMPILER", "CMAKE_BUILD_TYPE", "CUTOVER_CUDA",
@@ -174,15 +174,11 @@ def main(argv):
             real = os.path.realpath(path)
             if path.startswith(skip) or real.startswith(skip):
                 continue
-            found = owners_of(path, owners)
-            if not found:
+            owned, lacking = unbrought_owners(path, owners, brought)
+            if not owned:
                 unowned.setdefault(path, who)
-            for package in found - brought:
-                # A file several packages own (a shared directory's file) is fine if one is
-                # brought; a link owned by a -dev package that is not brought is not.
-                if path in owners and not owners[path] & brought or \
-                   real in owners and not owners[real] & brought:
-                    missing.setdefault(package, (path, who))
+            for package, owned_path in lacking.items():
+                missing.setdefault(package, (owned_path, who))
 
     for package, (path, who) in sorted(missing.items()):
         print("build-deps: %s comes from package %s (%s), which scripts/install-deps does not "

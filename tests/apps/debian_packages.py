@@ -87,11 +87,16 @@ def brought_packages(listed, packages):
     return brought
 
 
-def owners_of(path, owners):
-    """The packages owning PATH as named and, for a link, its target: a -dev package often owns
-    only the unversioned link (libOpenCL.so) and a runtime package the file behind it."""
-    found = set(owners.get(path, ()))
-    real = os.path.realpath(path)
-    if real != path:
-        found |= owners.get(real, set())
-    return found
+def unbrought_owners(path, owners, brought):
+    """Whether dpkg owns PATH or, for a link, its target, and the packages that own one of the
+    two without a brought package beside them: {package: the file it owns}. A -dev package often
+    owns only the unversioned link (libOpenCL.so) and a runtime package the file behind it, so
+    both count."""
+    owned, missing = False, {}
+    for p in dict.fromkeys((path, os.path.realpath(path))):
+        found = owners.get(p, set())
+        owned |= bool(found)
+        if found and not found & brought:
+            for package in found:
+                missing.setdefault(package, p)
+    return owned, missing

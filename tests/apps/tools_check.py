@@ -14,8 +14,8 @@ import os
 import shutil
 import sys
 
-from debian_packages import (brought_packages, file_owners, install_deps_list,
-                             parse_status)
+from debian_packages import (brought_packages, file_owners, install_deps_list, parse_status,
+                             unbrought_owners)
 
 # The tools, each with who calls it. A tool optional to its caller (the caller skips with a
 # reason when it is absent) is not listed. Add a tool here when a test or script starts calling it.
@@ -54,14 +54,13 @@ def main(argv):
             print(f"tools: {tool} is not installed")
             bad += 1
             continue
-        real = os.path.realpath(path)
-        found = owners.get(real) or owners.get(path)
-        if not found:
-            print(f"tools: {tool} ({real}) belongs to no Debian package: "
+        owned, lacking = unbrought_owners(path, owners, brought)
+        if not owned:
+            print(f"tools: {tool} ({os.path.realpath(path)}) belongs to no Debian package: "
                   "install-deps cannot bring it to a fresh machine")
             bad += 1
-        elif not found & brought:
-            package = sorted(found)[0]
+        elif lacking:
+            package = sorted(lacking)[0]
             print(f"tools: {tool} comes from package {package} "
                   f"(priority {packages.get(package, ('?',))[0]}), "
                   "which scripts/install-deps does not install")
